@@ -1,0 +1,44 @@
+import { request } from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * A GET of any API path, returning the parsed JSON. client-node's typed clients need one method per
+ * resource; list-and-watch wants one code path for pods and custom resources alike.
+ */
+export async function getJson<T>(
+  kc: KubeConfig,
+  path: string,
+  query: Record<string, string | undefined>,
+  signal?: AbortSignal,
+): Promise<T> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const url = new URL(cluster.server.replace(/\/$/, '') + path);
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
+  const opts: import('node:https').RequestOptions = { method: 'GET', headers: { accept: 'application/json' } };
+  await kc.applyToHTTPSOptions(opts);
+  return new Promise<T>((resolve, reject) => {
+    const req = request(url, { ...opts, signal }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.once('error', reject);
+      res.once('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if ((res.statusCode ?? 0) >= 300) {
+          const error = Object.assign(new Error(`GET ${path}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`), {
+            statusCode: res.statusCode,
+          });
+          reject(error);
+          return;
+        }
+        try {
+          resolve(JSON.parse(text) as T);
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}

@@ -1,0 +1,129 @@
+import { access, constants, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { goBuild, goVersion } from './go-build.ts';
+
+/** Paths of the control-plane binaries; the controller manager and scheduler may be absent (see notices). */
+export interface ClusterBinaries {
+  etcd: string;
+  kubeApiserver: string;
+  kubeControllerManager?: string;
+  kubeScheduler?: string;
+  kubernetesVersion: string;
+  etcdVersion: string;
+  /** Human-readable notes on where each binary came from and what is missing. */
+  notices: string[];
+}
+
+export interface BinaryOptions {
+  /** envtest's convention: a directory holding etcd and kube-apiserver. */
+  kubebuilderAssets?: string;
+  /** The user's cache directory for khrun (e.g. ~/.cache/khrun). */
+  cacheDir: string;
+  /** infra/build: the committed wrapper Go modules. */
+  buildDir: string;
+  onProgress?: (line: string) => void;
+  signal?: AbortSignal;
+}
+
+const KUBE_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
+
+/** Reads the pinned versions from the committed go.mod files, so the cache key follows the pin. */
+export async function pinnedVersions(buildDir: string): Promise<{ kubernetes: string; etcd: string }> {
+  const kube = await readFile(join(buildDir, 'kubernetes', 'go.mod'), 'utf8');
+  const etcd = await readFile(join(buildDir, 'etcd', 'go.mod'), 'utf8');
+  const k = /^(?:require\s+|\s+)k8s\.io\/kubernetes (v\S+)/m.exec(kube)?.[1];
+  const e = /^(?:require\s+|\s+)go\.etcd\.io\/etcd\/server\/v3 (v\S+)/m.exec(etcd)?.[1];
+  if (!k || !e) throw new Error(`could not read the pinned versions from ${buildDir}/*/go.mod`);
+  return { kubernetes: k, etcd: e };
+}
+
+async function isExecutable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds the binaries: $KUBEBUILDER_ASSETS first, then the cache, else builds them from the Go module
+ * proxy through the wrapper modules in infra/build (minutes the first time; seconds with a warm Go cache).
+ */
+export async function resolveBinaries(opts: BinaryOptions): Promise<ClusterBinaries> {
+  const versions = await pinnedVersions(opts.buildDir);
+  const kubeDir = join(opts.cacheDir, 'bin', `kubernetes-${versions.kubernetes}`);
+  const etcdDir = join(opts.cacheDir, 'bin', `etcd-${versions.etcd}`);
+  const notices: string[] = [];
+  const progress = opts.onProgress ?? (() => {});
+
+  const ensure = async (dir: string, command: string, module: string, pkg: string, ldflags: string) => {
+    const target = join(dir, command);
+    if (await isExecutable(target)) return target;
+    if (!(await goVersion())) {
+      throw new Error(
+        `${command} is not in ${dir} and Go is not installed to build it. Install Go 1.26 or newer ` +
+          '(the go command on PATH), or set KUBEBUILDER_ASSETS to a directory holding etcd and kube-apiserver.',
+      );
+    }
+    await mkdir(dir, { recursive: true });
+    const partial = `${target}.partial-${process.pid}`;
+    progress(`building ${command} from the Go module proxy (first time only; takes minutes on 2 cores)`);
+    try {
+      await goBuild({ moduleDir: join(opts.buildDir, module), pkg, output: partial, ldflags, onProgress: progress, signal: opts.signal });
+      await rename(partial, target);
+    } finally {
+      await rm(partial, { force: true });
+    }
+    return target;
+  };
+
+  const kubeLd = kubeVersionLdflags(versions.kubernetes);
+  let etcd: string;
+  let kubeApiserver: string;
+  if (opts.kubebuilderAssets) {
+    etcd = join(opts.kubebuilderAssets, 'etcd');
+    kubeApiserver = join(opts.kubebuilderAssets, 'kube-apiserver');
+    for (const p of [etcd, kubeApiserver]) {
+      if (!(await isExecutable(p))) throw new Error(`KUBEBUILDER_ASSETS is set, but ${p} is not an executable file`);
+    }
+    notices.push(`etcd and kube-apiserver from KUBEBUILDER_ASSETS (${opts.kubebuilderAssets})`);
+  } else {
+    etcd = await ensure(etcdDir, 'etcd', 'etcd', 'go.etcd.io/etcd/server/v3', '-s -w');
+    kubeApiserver = await ensure(kubeDir, 'kube-apiserver', 'kubernetes', 'k8s.io/kubernetes/cmd/kube-apiserver', kubeLd);
+  }
+  const extras: Partial<Record<(typeof KUBE_COMMANDS)[number], string>> = {};
+  for (const command of KUBE_COMMANDS.slice(1)) {
+    const cached = join(kubeDir, command);
+    if (await isExecutable(cached)) {
+      extras[command] = cached;
+    } else if (await goVersion()) {
+      extras[command] = await ensure(kubeDir, command, 'kubernetes', `k8s.io/kubernetes/cmd/${command}`, kubeLd);
+    } else {
+      notices.push(
+        `${command} skipped: not cached and Go is not installed; namespaces get no default ServiceAccount, ` +
+          'and Jobs, CronJobs and garbage collection do not run (install Go 1.26+ to build it)',
+      );
+    }
+  }
+  return {
+    etcd,
+    kubeApiserver,
+    kubeControllerManager: extras['kube-controller-manager'],
+    kubeScheduler: extras['kube-scheduler'],
+    kubernetesVersion: versions.kubernetes,
+    etcdVersion: versions.etcd,
+    notices,
+  };
+}
+
+/** The version stamps upstream's hack/lib/golang.sh sets, so /version reports the real version. */
+function kubeVersionLdflags(version: string): string {
+  const minor = version.split('.')[1] ?? '';
+  const flags = ['-s', '-w'];
+  for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
+    flags.push(`-X ${pkg}.gitVersion=${version}`, `-X ${pkg}.gitMajor=1`, `-X ${pkg}.gitMinor=${minor}`);
+    flags.push(`-X ${pkg}.gitTreeState=clean`);
+  }
+  return flags.join(' ');
+}

@@ -1,0 +1,44 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { type LocalCluster, startLocalCluster } from '../../../lib/local/cluster.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    kubeconfigPath: string;
+    hostIp: string;
+    apiServerPort: number;
+    clusterDir: string;
+    kubernetesVersion: string;
+  }
+}
+
+const root = resolve(import.meta.dirname, '../../..');
+let cluster: LocalCluster | undefined;
+
+/**
+ * One real cluster for the whole integration run. With CI=true a cluster that cannot start fails the run:
+ * an integration suite that silently skips would be a test that cannot fail.
+ */
+export async function setup(project: TestProject): Promise<void> {
+  const started = Date.now();
+  cluster = await startLocalCluster({
+    kubebuilderAssets: process.env.KUBEBUILDER_ASSETS || undefined,
+    cacheDir: process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun'),
+    buildDir: join(root, 'infra/build'),
+    crdDir: join(root, 'infra/crds'),
+    onProgress: (line) => console.log(`[local cluster] ${line}`),
+  });
+  console.log(
+    `[local cluster] Kubernetes ${cluster.kubernetesVersion}, etcd ${cluster.etcdVersion}, ready in ${Date.now() - started} ms`,
+  );
+  project.provide('kubeconfigPath', cluster.kubeconfigPath);
+  project.provide('hostIp', cluster.hostIp);
+  project.provide('apiServerPort', cluster.controlPlane.port);
+  project.provide('clusterDir', cluster.dir);
+  project.provide('kubernetesVersion', cluster.kubernetesVersion);
+}
+
+export async function teardown(): Promise<void> {
+  await cluster?.stop();
+}
