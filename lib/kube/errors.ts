@@ -67,7 +67,9 @@ export const isAlreadyExists = (e: unknown) => classifyApiError(e) === ApiErrorK
 export function apiErrorMessage(error: unknown): string {
   if (error instanceof ApiException) {
     try {
-      const parsed = (typeof error.body === 'string' ? JSON.parse(error.body) : error.body) as { message?: string };
+      const parsed = (typeof error.body === 'string' ? JSON.parse(error.body) : error.body) as {
+        message?: string;
+      };
       if (parsed?.message) return `${error.code}: ${parsed.message}`;
     } catch {
       // fall through to the generic text

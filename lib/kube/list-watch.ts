@@ -104,7 +104,9 @@ export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOp
       if (opts.signal.aborted) return;
       const status = (error as { statusCode?: number }).statusCode;
       if (status === 410) resourceVersion = undefined;
-      opts.onInterruption?.(`watch of ${opts.path} interrupted: ${describe(error)}; retrying in ${backoffMs} ms`);
+      opts.onInterruption?.(
+        `watch of ${opts.path} interrupted: ${describe(error)}; retrying in ${backoffMs} ms`,
+      );
       await abortableDelay(backoffMs, opts.signal).catch(() => undefined);
       backoffMs = Math.min(backoffMs * 2, maxMs);
     }
@@ -153,7 +155,9 @@ export async function waitForSet<T extends KubernetesObject, R>(
   if (result) return result.value;
   if (timeout.aborted) {
     const seen = [...last.values()].map((o) => JSON.stringify(o.metadata?.name)).join(', ');
-    throw new Error(`timed out after ${opts.timeoutMs} ms waiting for ${opts.description} (last seen: ${seen || 'nothing'})`);
+    throw new Error(
+      `timed out after ${opts.timeoutMs} ms waiting for ${opts.description} (last seen: ${seen || 'nothing'})`,
+    );
   }
   throw opts.signal?.reason ?? new Error(`stopped waiting for ${opts.description}`);
 }

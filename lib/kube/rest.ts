@@ -15,7 +15,10 @@ export async function getJson<T>(
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(cluster.server.replace(/\/$/, '') + path);
   for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
-  const opts: import('node:https').RequestOptions = { method: 'GET', headers: { accept: 'application/json' } };
+  const opts: import('node:https').RequestOptions = {
+    method: 'GET',
+    headers: { accept: 'application/json' },
+  };
   await kc.applyToHTTPSOptions(opts);
   return new Promise<T>((resolve, reject) => {
     const req = request(url, { ...opts, signal }, (res) => {
@@ -25,9 +28,12 @@ export async function getJson<T>(
       res.once('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         if ((res.statusCode ?? 0) >= 300) {
-          const error = Object.assign(new Error(`GET ${path}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`), {
-            statusCode: res.statusCode,
-          });
+          const error = Object.assign(
+            new Error(`GET ${path}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`),
+            {
+              statusCode: res.statusCode,
+            },
+          );
           reject(error);
           return;
         }

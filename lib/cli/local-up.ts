@@ -1,0 +1,42 @@
+import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startLocalCluster } from '../local/cluster.ts';
+import { EXIT } from './exit-codes.ts';
+
+export interface LocalUpOptions {
+  dir: string;
+  root: string;
+  cacheDir: string;
+  kubebuilderAssets?: string;
+  signal: AbortSignal;
+  write: (line: string) => void;
+}
+
+/** `khrun local up`: the local cluster in the foreground until SIGINT/SIGTERM, then a full teardown. */
+export async function localUpCommand(opts: LocalUpOptions): Promise<number> {
+  const startedMs = Date.now();
+  const cluster = await startLocalCluster({
+    kubebuilderAssets: opts.kubebuilderAssets,
+    cacheDir: opts.cacheDir,
+    buildDir: join(opts.root, 'infra/build'),
+    crdDir: join(opts.root, 'infra/crds'),
+    onProgress: (line) => process.stderr.write(`${line}\n`),
+    signal: opts.signal,
+  });
+  const kubeconfig = join(opts.dir, 'kubeconfig');
+  try {
+    await mkdir(opts.dir, { recursive: true });
+    await copyFile(cluster.kubeconfigPath, kubeconfig);
+    opts.write(
+      `local cluster ready in ${((Date.now() - startedMs) / 1000).toFixed(1)}s (Kubernetes ${cluster.kubernetesVersion}): ` +
+        `export KUBECONFIG=${kubeconfig}; stop with Ctrl-C`,
+    );
+    if (!opts.signal.aborted)
+      await new Promise((resolve) => opts.signal.addEventListener('abort', resolve, { once: true }));
+    process.stderr.write('stopping the local cluster\n');
+    return EXIT.ok;
+  } finally {
+    await cluster.stop();
+    await rm(kubeconfig, { force: true });
+  }
+}

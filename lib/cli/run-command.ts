@@ -1,0 +1,84 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { CheckNotFoundError } from '../run/errors.ts';
+import type { Log } from '../run/ports.ts';
+import { reachableReportHost } from '../runner/report-address.ts';
+import { type ReportHosting, runCheck } from '../runner/run-check.ts';
+import { EXIT, exitCodeFor, resultJson } from './exit-codes.ts';
+
+export interface RunCommandOptions {
+  kc: KubeConfig;
+  namespace: string;
+  checkName: string;
+  runner: string;
+  externalReportingUrl?: string;
+  reportHost?: string;
+  reportPort: number;
+  podIp?: string;
+  output: 'text' | 'json';
+  log: Log;
+  signal: AbortSignal;
+  leaseMs?: number;
+  write: (line: string) => void;
+  /** Progress lines for a person at a terminal; undefined when not on one. */
+  progress?: (line: string) => void;
+}
+
+/** `khrun run`: one iteration, mapped to an exit code. Infrastructure errors are exit 1, usage errors 2. */
+export async function runCommand(opts: RunCommandOptions): Promise<number> {
+  let report: ReportHosting;
+  if (opts.externalReportingUrl) {
+    report = { kind: 'external', url: opts.externalReportingUrl };
+  } else {
+    const host = reachableReportHost({ host: opts.reportHost, podIp: opts.podIp });
+    if (!host) {
+      opts.write(
+        'khrun: cannot tell which address checker pods can reach this runner at; set KHRUN_REPORT_HOST (or POD_IP in a pod), ' +
+          'or point pods at a shared report server with KH_EXTERNAL_REPORTING_URL',
+      );
+      return EXIT.usage;
+    }
+    report = { kind: 'hosted', host, port: opts.reportPort };
+  }
+  const startedMs = Date.now();
+  try {
+    const result = await runCheck({
+      kc: opts.kc,
+      namespace: opts.namespace,
+      checkName: opts.checkName,
+      runner: opts.runner,
+      report,
+      signal: opts.signal,
+      log: opts.log,
+      leaseMs: opts.leaseMs,
+      onPhase: opts.progress
+        ? (phase, extra) =>
+            opts.progress?.(
+              `${((Date.now() - startedMs) / 1000).toFixed(1)}s  ${phase}${extra?.pod ? ` ${extra.pod}` : ''}`,
+            )
+        : undefined,
+    });
+    const json = resultJson(result, { namespace: opts.namespace, name: opts.checkName });
+    if (opts.output === 'json') opts.write(JSON.stringify(json));
+    else opts.write(describeResult(json));
+    return exitCodeFor(result);
+  } catch (error) {
+    if (error instanceof CheckNotFoundError) {
+      opts.write(`khrun: ${error.message}`);
+      return EXIT.usage;
+    }
+    opts.log.error('runner failed', { error: error instanceof Error ? error.message : String(error) });
+    opts.write(
+      `khrun: run of ${opts.namespace}/${opts.checkName} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return EXIT.runnerError;
+  }
+}
+
+function describeResult(json: ReturnType<typeof resultJson>): string {
+  const j = json as Record<string, unknown>;
+  if (j.result === 'recorded') {
+    const errors = (j.errors as string[] | undefined) ?? [];
+    return `${j.check}: ${j.kind} in ${((j.durationMs as number) / 1000).toFixed(2)}s${errors.length ? `\n  ${errors.join('\n  ')}` : ''}`;
+  }
+  return `${j.check}: ${j.result}${j.reason ? ` (${j.reason})` : ''}`;
+}

@@ -1,0 +1,29 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { Log } from '../run/ports.ts';
+
+export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+
+/**
+ * Structured JSON logs (Powertools), one line per state change. Created once per process at the edge and
+ * passed in; per-iteration keys (check, namespace) are appended by the caller.
+ */
+export function createLogger(opts: { service?: string; level?: LogLevel } = {}): Logger {
+  return new Logger({ serviceName: opts.service ?? 'khrun', logLevel: opts.level ?? 'INFO' });
+}
+
+/** A logger that drops everything, for tests and quiet modes. */
+export const silentLog: Log = { info() {}, warn() {}, error() {}, debug() {} };
+
+/** The core's narrow Log port over a Powertools logger. */
+export function logPort(logger: Logger): Log {
+  const emit =
+    (fn: (msg: string, extra: Record<string, unknown>) => void) =>
+    (message: string, extra?: Record<string, unknown>) =>
+      fn(message, extra ?? {});
+  return {
+    info: emit((m, e) => logger.info(m, e)),
+    warn: emit((m, e) => logger.warn(m, e)),
+    error: emit((m, e) => logger.error(m, e)),
+    debug: emit((m, e) => logger.debug(m, e)),
+  };
+}

@@ -1,0 +1,159 @@
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../check/khstate.ts';
+import type { KhState } from '../check/types.ts';
+import { executionError, type RunOutcome } from './outcome.ts';
+
+export interface RunTimings {
+  /** After a report, how long the pod may keep running (a sidecar that never stops) before it is removed. */
+  exitGraceMs: number;
+  /** After the pod exited without a report, how long a late report may still arrive. */
+  lateReportGraceMs: number;
+}
+
+export const DEFAULT_TIMINGS: RunTimings = { exitGraceMs: 30_000, lateReportGraceMs: 5_000 };
+
+/** What the driver observed of the run so far. */
+export interface RunObservation {
+  run: ActiveRun;
+  checkName: string;
+  namespace: string;
+  state: KhState | null;
+  /** The run's checker pod (by run-id label), if it exists now. */
+  pod: V1Pod | undefined;
+  /** Whether the pod was ever observed; a pod that was seen and is now gone was deleted. */
+  podSeen: boolean;
+  /** When the driver first saw the pod terminal, if it has. */
+  podTerminalSinceMs: number | undefined;
+  nowMs: number;
+}
+
+export type Assessment =
+  | { kind: 'wait'; untilMs: number }
+  | { kind: 'finish'; outcome: RunOutcome; removePods: boolean };
+
+/** Waiting reasons that mean the container will not start without someone changing something. */
+export const START_FAILURE_REASONS: ReadonlySet<string> = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
+
+function allStatuses(pod: V1Pod): V1ContainerStatus[] {
+  return [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
+}
+
+export function isPodTerminal(pod: V1Pod): boolean {
+  const phase = pod.status?.phase;
+  if (phase === 'Succeeded' || phase === 'Failed') return true;
+  const main = pod.status?.containerStatuses ?? [];
+  return main.length > 0 && main.every((s) => s.state?.terminated);
+}
+
+function startFailure(pod: V1Pod): string | undefined {
+  for (const s of allStatuses(pod)) {
+    const waiting = s.state?.waiting;
+    if (waiting?.reason && START_FAILURE_REASONS.has(waiting.reason)) {
+      return `checker pod ${pod.metadata?.name} failed to start: container ${s.name}: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`;
+    }
+  }
+  return undefined;
+}
+
+function exitDescription(pod: V1Pod): string {
+  const terminated = allStatuses(pod).filter((s) => s.state?.terminated);
+  const failed = terminated.find((s) => s.state?.terminated?.exitCode !== 0) ?? terminated[0];
+  const t = failed?.state?.terminated;
+  if (!failed || !t)
+    return `checker pod ${pod.metadata?.name} ended in phase ${pod.status?.phase ?? 'unknown'} without reporting`;
+  const message = t.message?.trim() ? `: ${t.message.trim()}` : '';
+  return `checker pod ${pod.metadata?.name} exited without reporting: container ${failed.name} exited with code ${t.exitCode}${t.reason ? ` (${t.reason})` : ''}${message}`;
+}
+
+/** What was last seen of the pod, so a timeout says what to fix. */
+export function describePodProgress(pod: V1Pod | undefined, podSeen: boolean): string {
+  if (!pod) return podSeen ? 'the checker pod was deleted' : 'the checker pod was never seen';
+  const name = pod.metadata?.name;
+  const phase = pod.status?.phase ?? 'Pending';
+  const blocking = pod.status?.conditions?.find((c) => c.status === 'False' && (c.reason || c.message));
+  const waiting = allStatuses(pod).find((s) => s.state?.waiting?.reason)?.state?.waiting;
+  const parts = [`pod ${name} was ${phase}`];
+  if (phase === 'Pending' && blocking) {
+    parts.push([blocking.type, blocking.reason, blocking.message].filter(Boolean).join(': '));
+  }
+  if (waiting?.reason)
+    parts.push(`waiting: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`);
+  return parts.join('; ');
+}
+
+/**
+ * Decides, from one consistent observation, whether the run is over and how. Pure: the driver calls it
+ * on every watch event and at the returned time, whichever comes first.
+ */
+export function assessRun(o: RunObservation, timings: RunTimings = DEFAULT_TIMINGS): Assessment {
+  const { run, pod, nowMs } = o;
+  const node = pod?.spec?.nodeName ?? '';
+  const fail = (kind: OutcomeKind, reason: string, removePods: boolean): Assessment => ({
+    kind: 'finish',
+    removePods,
+    outcome: {
+      kind,
+      ok: false,
+      errors: [executionError(o.namespace, o.checkName, reason)],
+      node,
+      durationMs: Math.max(0, nowMs - run.startedAtMs),
+    },
+  });
+
+  const report = readAcceptedReport(o.state);
+  if (report && report.uuid === run.uuid) {
+    const outcome: RunOutcome = {
+      kind: report.ok ? OutcomeKind.Succeeded : OutcomeKind.Failed,
+      ok: report.ok,
+      errors: report.errors,
+      node,
+      durationMs: Math.max(0, report.atMs - run.startedAtMs),
+      reportedAtMs: report.atMs,
+    };
+    if (!pod || isPodTerminal(pod)) return { kind: 'finish', outcome, removePods: false };
+    const graceEndMs = report.atMs + timings.exitGraceMs;
+    if (nowMs >= graceEndMs) return { kind: 'finish', outcome, removePods: true };
+    return { kind: 'wait', untilMs: graceEndMs };
+  }
+
+  if (!pod && o.podSeen) {
+    return {
+      kind: 'finish',
+      removePods: false,
+      outcome: {
+        kind: OutcomeKind.Skipped,
+        ok: true,
+        errors: [],
+        node,
+        durationMs: Math.max(0, nowMs - run.startedAtMs),
+        note: 'the checker pod was deleted before it reported; no result recorded, the last result stands',
+      },
+    };
+  }
+  if (pod) {
+    const failure = startFailure(pod);
+    if (failure) return fail(OutcomeKind.Failed, failure, true);
+    if (isPodTerminal(pod)) {
+      const sinceMs = o.podTerminalSinceMs ?? nowMs;
+      const graceEndMs = Math.min(sinceMs + timings.lateReportGraceMs, run.deadlineMs);
+      if (nowMs >= graceEndMs) return fail(OutcomeKind.Failed, exitDescription(pod), false);
+      return { kind: 'wait', untilMs: graceEndMs };
+    }
+  }
+  if (nowMs >= run.deadlineMs) {
+    return fail(
+      OutcomeKind.TimedOut,
+      `timed out waiting for checker pod to report in (${describePodProgress(pod, o.podSeen)})`,
+      true,
+    );
+  }
+  return { kind: 'wait', untilMs: run.deadlineMs };
+}

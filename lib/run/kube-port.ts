@@ -1,0 +1,155 @@
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import {
+  KH_GROUP,
+  KH_VERSION,
+  KHCHECK_PLURAL,
+  KHSTATE_PLURAL,
+  type KhCheck,
+  type KhState,
+} from '../check/types.ts';
+import { classifyApiError, isNotFound } from '../kube/errors.ts';
+import { runListWatch } from '../kube/list-watch.ts';
+import { type KubePort, WriteConflict } from './ports.ts';
+
+const co = { group: KH_GROUP, version: KH_VERSION };
+
+function conflictOr(error: unknown): never {
+  const kind = classifyApiError(error);
+  if (kind === 'Conflict' || kind === 'AlreadyExists') throw new WriteConflict(kind, { cause: error });
+  throw error;
+}
+
+/** KubePort over the real API server: one request per call, watches for waiting. */
+export function kubePort(kc: KubeConfig): KubePort {
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const orNull = async <T>(p: Promise<T>): Promise<T | null> => {
+    try {
+      return await p;
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  };
+  return {
+    readCheck: (namespace, name) =>
+      orNull(
+        custom.getNamespacedCustomObject({
+          ...co,
+          plural: KHCHECK_PLURAL,
+          namespace,
+          name,
+        }) as Promise<KhCheck>,
+      ),
+    readState: (namespace, name) =>
+      orNull(
+        custom.getNamespacedCustomObject({
+          ...co,
+          plural: KHSTATE_PLURAL,
+          namespace,
+          name,
+        }) as Promise<KhState>,
+      ),
+    async createState(state) {
+      try {
+        return (await custom.createNamespacedCustomObject({
+          ...co,
+          plural: KHSTATE_PLURAL,
+          namespace: state.metadata.namespace,
+          body: state,
+        })) as KhState;
+      } catch (error) {
+        return conflictOr(error);
+      }
+    },
+    async replaceState(state) {
+      try {
+        return (await custom.replaceNamespacedCustomObject({
+          ...co,
+          plural: KHSTATE_PLURAL,
+          namespace: state.metadata.namespace,
+          name: state.metadata.name,
+          body: state,
+        })) as KhState;
+      } catch (error) {
+        return conflictOr(error);
+      }
+    },
+    async deleteState(namespace, name, resourceVersion) {
+      await custom.deleteNamespacedCustomObject({
+        ...co,
+        plural: KHSTATE_PLURAL,
+        namespace,
+        name,
+        body: { preconditions: { resourceVersion } },
+      });
+    },
+    async listCheckPods(namespace, checkName) {
+      const list = await core.listNamespacedPod({
+        namespace,
+        labelSelector: `${CHECK_NAME_LABEL}=${checkName}`,
+      });
+      return list.items;
+    },
+    async createPod(pod) {
+      try {
+        return await core.createNamespacedPod({ namespace: pod.metadata?.namespace ?? '', body: pod });
+      } catch (error) {
+        return conflictOr(error);
+      }
+    },
+    async removePod(namespace, name) {
+      try {
+        await core.createNamespacedPodEviction({
+          name,
+          namespace,
+          body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
+        });
+      } catch (error) {
+        if (isNotFound(error)) return;
+        // A disruption budget (429) or a forbidden eviction must not leave the pod behind.
+        try {
+          await core.deleteNamespacedPod({ name, namespace });
+        } catch (deleteError) {
+          if (!isNotFound(deleteError)) throw deleteError;
+        }
+      }
+    },
+    async watchRun({ namespace, checkName, runUuid, signal, onChange, onInterruption }) {
+      let pods: V1Pod[] = [];
+      let state: KhState | null = null;
+      let podsReady = false;
+      let stateReady = false;
+      const emit = () => {
+        if (podsReady && stateReady) onChange({ pods, state });
+      };
+      await Promise.all([
+        runListWatch<V1Pod>({
+          kc,
+          path: `/api/v1/namespaces/${namespace}/pods`,
+          labelSelector: `${RUN_ID_LABEL}=${runUuid}`,
+          signal,
+          onInterruption,
+          onChange: (items) => {
+            pods = [...items.values()];
+            podsReady = true;
+            emit();
+          },
+        }),
+        runListWatch<KhState>({
+          kc,
+          path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${KHSTATE_PLURAL}`,
+          fieldSelector: `metadata.name=${checkName}`,
+          signal,
+          onInterruption,
+          onChange: (items) => {
+            state = items.values().next().value ?? null;
+            stateReady = true;
+            emit();
+          },
+        }),
+      ]);
+    },
+  };
+}

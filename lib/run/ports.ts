@@ -1,0 +1,74 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import type { KhCheck, KhState } from '../check/types.ts';
+import type { RunOutcome } from './outcome.ts';
+
+/**
+ * The Kubernetes operations one iteration needs, shaped like the domain. The real one talks to the API
+ * server (kube-port.ts); the driver's unit tests pass a fake.
+ */
+export interface KubePort {
+  readCheck(namespace: string, name: string): Promise<KhCheck | null>;
+  readState(namespace: string, name: string): Promise<KhState | null>;
+  /** Creates the khstate; throws WriteConflict when it already exists. */
+  createState(state: KhState): Promise<KhState>;
+  /** Replaces the khstate with metadata.resourceVersion as precondition; throws WriteConflict on 409. */
+  replaceState(state: KhState): Promise<KhState>;
+  deleteState(namespace: string, name: string, resourceVersion: string): Promise<void>;
+  /** Checker pods of a check, by the kuberhealthy-check-name label. */
+  listCheckPods(namespace: string, checkName: string): Promise<V1Pod[]>;
+  /** Creates the pod; throws WriteConflict when the name is taken. */
+  createPod(pod: V1Pod): Promise<V1Pod>;
+  /** Evicts a pod (respecting disruption budgets), falling back to delete; a missing pod is fine. */
+  removePod(namespace: string, name: string): Promise<void>;
+  /**
+   * Watches the run's pods (run-id label) and the khstate, calling onChange with both on every change,
+   * until the signal aborts. Reconnects by itself; onInterruption tells the driver the view may be stale.
+   */
+  watchRun(opts: {
+    namespace: string;
+    checkName: string;
+    runUuid: string;
+    signal: AbortSignal;
+    onChange: (view: { pods: V1Pod[]; state: KhState | null }) => void;
+    onInterruption?: (reason: string) => void;
+  }): Promise<void>;
+}
+
+export interface Clock {
+  nowMs(): number;
+}
+
+export interface IdSource {
+  runUuid(): string;
+}
+
+/** The subset of the Powertools logger the core uses. */
+export interface Log {
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+  debug(message: string, extra?: Record<string, unknown>): void;
+}
+
+/** An outcome that has just been recorded in the khstate, for the khcheck's Events. */
+export interface RecordedOutcome {
+  namespace: string;
+  name: string;
+  /** The khcheck's uid, so `kubectl describe khc` finds the Event; empty when unknown. */
+  uid: string;
+  /** Empty for an outcome recorded without a run (an invalid khcheck). */
+  runUuid: string;
+  outcome: RunOutcome;
+  atMs: number;
+  runner: string;
+}
+
+/** Where recorded outcomes are announced (Kubernetes Events). Best effort: the record is the truth. */
+export interface EventSink {
+  outcomeRecorded(recorded: RecordedOutcome): Promise<void>;
+}
+
+/** Someone else wrote first (resourceVersion precondition failed, or the object already exists). */
+export class WriteConflict extends Error {
+  override readonly name = 'WriteConflict';
+}

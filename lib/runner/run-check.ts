@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type RunningServer, startReportServer } from '../report/http-server.ts';
+import { kubeCallerLookup } from '../report/kube-lookup.ts';
+import type { RunTimings } from '../run/assess.ts';
+import { type IterationResult, runIteration } from '../run/iteration.ts';
+import { kubePort } from '../run/kube-port.ts';
+import type { Log } from '../run/ports.ts';
+import { kubeEventSink } from '../status/events.ts';
+
+export type ReportHosting =
+  | { kind: 'external'; url: string }
+  | { kind: 'hosted'; host: string; port: number; maxBodyBytes?: number };
+
+export interface RunCheckOptions {
+  kc: KubeConfig;
+  namespace: string;
+  checkName: string;
+  runner: string;
+  report: ReportHosting;
+  signal: AbortSignal;
+  log: Log;
+  timings?: RunTimings;
+  leaseMs?: number;
+  keepFinishedPods?: number;
+  onPhase?: (phase: string, extra?: Record<string, unknown>) => void;
+}
+
+/**
+ * One invocation of the runner: hosts the report endpoint for the run's duration (unless an external one
+ * is configured), performs the iteration, and stops everything it started.
+ */
+export async function runCheck(opts: RunCheckOptions): Promise<IterationResult> {
+  const kube = kubePort(opts.kc);
+  const clock = { nowMs: () => Date.now() };
+  let server: RunningServer | undefined;
+  try {
+    let reportingUrl: string;
+    if (opts.report.kind === 'external') {
+      reportingUrl = opts.report.url;
+    } else {
+      server = await startReportServer(
+        {
+          lookup: kubeCallerLookup(opts.kc, { namespaces: [opts.namespace] }),
+          state: { read: kube.readState, replace: kube.replaceState },
+          clock,
+          log: opts.log,
+          server: opts.runner,
+        },
+        { host: opts.report.host, port: opts.report.port, maxBodyBytes: opts.report.maxBodyBytes },
+      );
+      reportingUrl = server.url;
+    }
+    return await runIteration(
+      { kube, clock, ids: { runUuid: randomUUID }, log: opts.log, events: kubeEventSink(opts.kc) },
+      {
+        namespace: opts.namespace,
+        checkName: opts.checkName,
+        runner: opts.runner,
+        reportingUrl,
+        signal: opts.signal,
+        timings: opts.timings,
+        leaseMs: opts.leaseMs,
+        keepFinishedPods: opts.keepFinishedPods,
+        onPhase: opts.onPhase,
+      },
+    );
+  } finally {
+    await server?.close();
+  }
+}
