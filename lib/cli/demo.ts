@@ -53,7 +53,7 @@ export async function demoCommand(opts: DemoOptions): Promise<number> {
 
     log(`running ${checks.length} checks: ${checks.join(', ')}`);
     const exits = await Promise.all(
-      checks.map((check) => runEntrypoint(opts.root, cluster.kubeconfigPath, check, opts.signal)),
+      checks.map((check) => runEntrypoint(opts.root, cluster.kubeconfigPath, cluster.hostIp, check, opts.signal)),
     );
 
     const custom = kc.makeApiClient(CustomObjectsApi);
@@ -88,6 +88,7 @@ export async function demoCommand(opts: DemoOptions): Promise<number> {
 function runEntrypoint(
   root: string,
   kubeconfig: string,
+  reportHost: string,
   check: string,
   signal: AbortSignal,
 ): Promise<number> {
@@ -106,7 +107,7 @@ function runEntrypoint(
       ],
       {
         stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN' },
+        env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN', KHRUN_REPORT_HOST: reportHost },
         signal,
       },
     );

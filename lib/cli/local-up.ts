@@ -20,6 +20,8 @@ export async function localUpCommand(opts: LocalUpOptions): Promise<number> {
     cacheDir: opts.cacheDir,
     buildDir: join(opts.root, 'infra/build'),
     crdDir: join(opts.root, 'infra/crds'),
+    // Slot 0, always: a second `local up` must fail clearly, and runners find slot 0's address by themselves.
+    slot: 0,
     onProgress: (line) => process.stderr.write(`${line}\n`),
     signal: opts.signal,
   });

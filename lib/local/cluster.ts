@@ -4,17 +4,31 @@ import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startTcpProxy } from './api-proxy.ts';
 import { type BinaryOptions, resolveBinaries } from './binaries.ts';
+import { type ControlPlane, startControlPlane } from './control-plane.ts';
 import { installCrds } from './crds.ts';
 import { acquireInstanceLock, killIfAlive } from './instance-lock.ts';
+import { netnsPids } from './pod-network.ts';
 import { type ProcessKubelet, startProcessKubelet } from './kubelet/kubelet.ts';
-import { type ControlPlane, startControlPlane } from './control-plane.ts';
-import { createHostBridge, deleteHostBridge, deleteNetnsByName, listPodNetworks, POD_NETWORK } from './pod-network.ts';
+import {
+  createHostBridge,
+  deleteHostBridge,
+  deleteNetnsByName,
+  listPodNetworks,
+  POD_NETWORK_SLOTS,
+  type PodNetwork,
+  podNetworkForSlot,
+} from './pod-network.ts';
 
 export interface LocalClusterOptions extends Omit<BinaryOptions, 'signal'> {
   /** Directory of the CRD YAMLs to install (infra/crds). */
   crdDir: string;
-  /** Where the lock file lives (one cluster per machine). Defaults to the OS temp dir. */
+  /** Where the lock files live (one cluster per pod-network slot). Defaults to the OS temp dir. */
   runtimeDir?: string;
+  /**
+   * The pod-network slot: a fixed one fails when it is taken (khrun local up uses 0); undefined takes the
+   * first free one (test runs, so that several can run on one machine).
+   */
+  slot?: number;
   signal?: AbortSignal;
 }
 
@@ -25,6 +39,7 @@ export interface LocalCluster {
   kubelet: ProcessKubelet;
   /** Where pods reach the API server and host-side servers. */
   hostIp: string;
+  network: PodNetwork;
   kubernetesVersion: string;
   etcdVersion: string;
   dir: string;
@@ -42,7 +57,10 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   for (const notice of binaries.notices) progress(notice);
 
   const dir = await mkdtemp(join(tmpdir(), 'khrun-cluster-'));
-  const lock = await acquireInstanceLock(opts.runtimeDir ?? tmpdir(), { pid: process.pid, dir, childPids: [] }, reapStale);
+  const { lock, network } = await acquireSlot(opts, dir).catch(async (error: unknown) => {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  });
   const cleanups: Array<() => Promise<void>> = [
     () => rm(dir, { recursive: true, force: true }),
     () => lock.release(),
@@ -53,12 +71,12 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
     }
   };
   try {
-    await createHostBridge();
-    cleanups.push(deleteHostBridge);
+    await createHostBridge(network);
+    cleanups.push(() => deleteHostBridge(network));
     const controlPlane = await startControlPlane({
       binaries,
       dir,
-      advertiseAddress: POD_NETWORK.hostIp,
+      advertiseAddress: network.hostIp,
       onProgress: progress,
       signal: opts.signal,
     });
@@ -66,7 +84,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
     await lock.update({ kubeconfigPath: controlPlane.kubeconfigPath, childPids: controlPlane.pids() });
 
     const proxy = await startTcpProxy({
-      listenHost: POD_NETWORK.hostIp,
+      listenHost: network.hostIp,
       listenPort: controlPlane.port,
       targetHost: '127.0.0.1',
       targetPort: controlPlane.port,
@@ -80,9 +98,11 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
     const kubelet = await startProcessKubelet({
       kubeConfig: controlPlane.adminKubeConfig,
       nodeName: 'khrun-node',
-      hostIp: POD_NETWORK.hostIp,
-      apiServer: { host: POD_NETWORK.hostIp, port: controlPlane.port },
+      hostIp: network.hostIp,
+      apiServer: { host: network.hostIp, port: controlPlane.port },
       stateDir: join(dir, 'kubelet'),
+      network,
+      podIpRange: network.podIpRange,
     });
     cleanups.push(() => kubelet.stop());
 
@@ -91,7 +111,8 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
       kubeConfig: controlPlane.adminKubeConfig,
       controlPlane,
       kubelet,
-      hostIp: POD_NETWORK.hostIp,
+      hostIp: network.hostIp,
+      network,
       kubernetesVersion: controlPlane.kubernetesVersion,
       etcdVersion: binaries.etcdVersion,
       dir,
@@ -104,10 +125,33 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   }
 }
 
-/** Reaps what a killed cluster owner left: its processes, pod namespaces, bridge and data dir. */
-async function reapStale(stale: { childPids: number[]; dir: string }): Promise<void> {
+/** Takes the requested slot, or the first free one; a slot whose owner died is reaped and reused. */
+async function acquireSlot(opts: LocalClusterOptions, dir: string) {
+  const slots = opts.slot === undefined ? [...Array(POD_NETWORK_SLOTS).keys()] : [opts.slot];
+  let lastError: unknown;
+  for (const slot of slots) {
+    const network = podNetworkForSlot(slot);
+    try {
+      const lock = await acquireInstanceLock(
+        join(opts.runtimeDir ?? tmpdir(), `khrun-local-cluster-${slot}.lock`),
+        { pid: process.pid, dir, childPids: [] },
+        (stale) => reapStale(network, stale),
+      );
+      return { lock, network };
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  throw lastError;
+}
+
+/** Reaps what a killed cluster owner left: its processes, pod namespaces (and their processes), bridge, dir. */
+async function reapStale(network: PodNetwork, stale: { childPids: number[]; dir: string }): Promise<void> {
   for (const pid of stale.childPids) killIfAlive(pid);
-  for (const netns of await listPodNetworks()) await deleteNetnsByName(netns);
-  await deleteHostBridge();
+  for (const netns of await listPodNetworks(network)) {
+    for (const pid of await netnsPids(netns)) killIfAlive(pid);
+    await deleteNetnsByName(netns);
+  }
+  await deleteHostBridge(network);
   if (stale.dir.startsWith(join(tmpdir(), 'khrun-cluster-'))) await rm(stale.dir, { recursive: true, force: true });
 }

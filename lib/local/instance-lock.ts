@@ -1,5 +1,4 @@
 import { open, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 
 export interface LockRecord {
   pid: number;
@@ -19,15 +18,15 @@ function alive(pid: number): boolean {
 }
 
 /**
- * One local cluster per machine: its pod network has fixed names. The lock file records the owner and
+ * One local cluster per pod-network slot: a slot's network has fixed names. The lock file records the owner and
  * its children, so a cluster whose owner was killed is cleaned up by the next start instead of blocking it.
  */
 export async function acquireInstanceLock(
-  runtimeDir: string,
+  lockPath: string,
   record: LockRecord,
   reapStale: (stale: LockRecord) => Promise<void>,
 ): Promise<{ update(r: Partial<LockRecord>): Promise<void>; release(): Promise<void> }> {
-  const path = join(runtimeDir, 'khrun-local-cluster.lock');
+  const path = lockPath;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const handle = await open(path, 'wx');
@@ -53,7 +52,11 @@ export async function acquireInstanceLock(
             `${existing.pid}) before starting another`,
         );
       }
-      await reapStale({ pid: existing.pid ?? 0, dir: existing.dir ?? '', childPids: existing.childPids ?? [] });
+      await reapStale({
+        pid: existing.pid ?? 0,
+        dir: existing.dir ?? '',
+        childPids: existing.childPids ?? [],
+      });
       await rm(path, { force: true });
     }
   }

@@ -7,15 +7,36 @@ const run = promisify(execFile);
 /**
  * The local cluster's pod network: a bridge on the host holding the host's pod-network address, and per
  * pod a network namespace joined to it by a veth pair. Pods get no default route: they can reach the host
- * side (API server proxy, report servers) and each other, and nothing else.
+ * side (API server proxy, report servers) and each other, and nothing else. Each of a few slots has its own
+ * bridge and /16, so that more than one local cluster can run on a machine (one per slot).
  */
-export const POD_NETWORK = {
-  bridge: 'khrun0',
-  hostIp: '10.213.0.1',
-  prefixLength: 16,
-  /** Pod addresses are 10.213.<1..254>.<1..254>. */
-  podBase: [10, 213],
-} as const;
+export interface PodNetwork {
+  slot: number;
+  bridge: string;
+  hostIp: string;
+  prefixLength: number;
+  podIpRange: { first: string; last: string };
+  /** Prefix of the network namespaces of this slot's pods. */
+  netnsPrefix: string;
+}
+
+export const POD_NETWORK_SLOTS = 8;
+
+/** Slot n uses bridge khrun<n> and 10.(213+n).0.0/16; pods get 10.(213+n).<1..254>.<1..254>. */
+export function podNetworkForSlot(slot: number): PodNetwork {
+  if (!Number.isInteger(slot) || slot < 0 || slot >= POD_NETWORK_SLOTS) {
+    throw new Error(`pod network slot must be 0..${POD_NETWORK_SLOTS - 1}, not ${slot}`);
+  }
+  const second = 213 + slot;
+  return {
+    slot,
+    bridge: `khrun${slot}`,
+    hostIp: `10.${second}.0.1`,
+    prefixLength: 16,
+    podIpRange: { first: `10.${second}.1.1`, last: `10.${second}.254.254` },
+    netnsPrefix: `khrun${slot}-`,
+  };
+}
 
 async function ip(args: string[]): Promise<string> {
   try {
@@ -28,9 +49,9 @@ async function ip(args: string[]): Promise<string> {
 }
 
 /** Creates the bridge with the host's address. Fails clearly when not root or without iproute2. */
-export async function createHostBridge(): Promise<void> {
-  const { bridge, hostIp, prefixLength } = POD_NETWORK;
-  await deleteHostBridge();
+export async function createHostBridge(net: PodNetwork): Promise<void> {
+  const { bridge, hostIp, prefixLength } = net;
+  await deleteHostBridge(net);
   try {
     await ip(['link', 'add', bridge, 'type', 'bridge']);
   } catch (error) {
@@ -44,51 +65,60 @@ export async function createHostBridge(): Promise<void> {
   await ip(['link', 'set', bridge, 'up']);
 }
 
-export async function deleteHostBridge(): Promise<void> {
-  await ip(['link', 'del', POD_NETWORK.bridge]).catch(() => undefined);
+export async function deleteHostBridge(net: PodNetwork): Promise<void> {
+  await ip(['link', 'del', net.bridge]).catch(() => undefined);
 }
 
 /** Names that fit IFNAMSIZ (15) and are stable for a pod UID, so a restarted kubelet finds them again. */
-export function podNetworkNames(podUid: string): { netns: string; hostVeth: string } {
+export function podNetworkNames(net: PodNetwork, podUid: string): { netns: string; hostVeth: string } {
   const short = createHash('sha256').update(podUid).digest('hex').slice(0, 10);
-  return { netns: `khrun-${short}`, hostVeth: `khv${short}` };
+  return { netns: `${net.netnsPrefix}${short}`, hostVeth: `khv${short}` };
 }
 
 /** Creates the pod's network namespace with address podIp on eth0 and loopback up. */
-export async function createPodNetwork(podUid: string, podIp: string): Promise<{ netns: string }> {
-  const { netns, hostVeth } = podNetworkNames(podUid);
-  await deletePodNetwork(podUid);
+export async function createPodNetwork(net: PodNetwork, podUid: string, podIp: string): Promise<{ netns: string }> {
+  const { netns, hostVeth } = podNetworkNames(net, podUid);
+  await deletePodNetwork(net, podUid);
   await ip(['netns', 'add', netns]);
   try {
     await ip(['link', 'add', hostVeth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
-    await ip(['link', 'set', hostVeth, 'master', POD_NETWORK.bridge]);
+    await ip(['link', 'set', hostVeth, 'master', net.bridge]);
     await ip(['link', 'set', hostVeth, 'up']);
-    await ip(['-n', netns, 'addr', 'add', `${podIp}/${POD_NETWORK.prefixLength}`, 'dev', 'eth0']);
+    await ip(['-n', netns, 'addr', 'add', `${podIp}/${net.prefixLength}`, 'dev', 'eth0']);
     await ip(['-n', netns, 'link', 'set', 'eth0', 'up']);
     await ip(['-n', netns, 'link', 'set', 'lo', 'up']);
   } catch (error) {
-    await deletePodNetwork(podUid);
+    await deletePodNetwork(net, podUid);
     throw error;
   }
   return { netns };
 }
 
 /** Removes the namespace (which takes its veth end, and so the pair, with it). Idempotent. */
-export async function deletePodNetwork(podUid: string): Promise<void> {
-  const { netns, hostVeth } = podNetworkNames(podUid);
+export async function deletePodNetwork(net: PodNetwork, podUid: string): Promise<void> {
+  const { netns, hostVeth } = podNetworkNames(net, podUid);
   await ip(['netns', 'del', netns]).catch(() => undefined);
   await ip(['link', 'del', hostVeth]).catch(() => undefined);
 }
 
 /** Every namespace a khrun cluster created; used to clean up after a cluster that was killed. */
-export async function listPodNetworks(): Promise<string[]> {
+export async function listPodNetworks(net: PodNetwork): Promise<string[]> {
   const out = await ip(['netns', 'list']).catch(() => '');
   return out
     .split('\n')
     .map((line) => line.split(' ')[0] ?? '')
-    .filter((name) => name.startsWith('khrun-'));
+    .filter((name) => name.startsWith(net.netnsPrefix));
 }
 
 export async function deleteNetnsByName(name: string): Promise<void> {
   await ip(['netns', 'del', name]).catch(() => undefined);
+}
+
+/** Every process living in a network namespace, whoever started it. */
+export async function netnsPids(name: string): Promise<number[]> {
+  const out = await ip(['netns', 'pids', name]).catch(() => '');
+  return out
+    .split('\n')
+    .map((l) => Number(l.trim()))
+    .filter((n) => Number.isInteger(n) && n > 0);
 }

@@ -6,11 +6,17 @@ import type { CallerLookup } from './identify-caller.ts';
 /** Which namespaces a report endpoint serves: a runner serves its check's, a shared server may serve all. */
 export type NamespaceScope = { namespaces: string[] } | 'all';
 
+/**
+ * How long a header-less report waits for its pod's IP to appear in the pod's status (the kubelet writes it
+ * asynchronously). Short: every unidentifiable request holds a connection this long.
+ */
+export const DEFAULT_IP_LOOKUP_WAIT_MS = 3_000;
+
 const IP_SHAPE = /^[0-9a-fA-F:.]{2,45}$/;
 
 /**
  * CallerLookup over the API server. A pod can report before its status carries its IP (the kubelet writes
- * it asynchronously), so the IP lookup retries briefly with backoff, as v2 did for a minute.
+ * it asynchronously), so the IP lookup retries briefly with backoff, as v2 did (for a minute there; a few seconds here).
  */
 export function kubeCallerLookup(
   kc: KubeConfig,
@@ -30,7 +36,7 @@ export function kubeCallerLookup(
     podsByRunId: (uuid) => list({ labelSelector: `${RUN_ID_LABEL}=${uuid}` }),
     async livePodsByIp(ip) {
       if (!IP_SHAPE.test(ip)) return [];
-      const waitMs = opts.ipLookupWaitMs ?? 10_000;
+      const waitMs = opts.ipLookupWaitMs ?? DEFAULT_IP_LOOKUP_WAIT_MS;
       try {
         return await retryWithBackoff(
           `a pod with IP ${ip}`,

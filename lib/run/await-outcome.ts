@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { type ActiveRun, readActiveRun } from '../check/khstate.ts';
+import { type ActiveRun, readAcceptedReport, readActiveRun } from '../check/khstate.ts';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
 import type { KhState } from '../check/types.ts';
 import { type Assessment, assessRun, isPodTerminal, type RunTimings } from './assess.ts';
@@ -51,6 +51,7 @@ export async function awaitOutcome(
   let primed = false;
   let terminalSinceMs: number | undefined;
   let lastPhase = '';
+  let reportSeen = false;
   let timer: NodeJS.Timeout | undefined;
   let leaseTimer: NodeJS.Timeout | undefined;
   let settle!: (r: WaitResult) => void;
@@ -82,6 +83,10 @@ export async function awaitOutcome(
     if (phase && phase !== lastPhase) {
       lastPhase = phase;
       opts.onPhase?.(`pod ${phase}`);
+    }
+    if (!reportSeen && readAcceptedReport(state)?.uuid === run.uuid) {
+      reportSeen = true;
+      opts.onPhase?.('report received');
     }
     const assessment: Assessment = assessRun(
       {

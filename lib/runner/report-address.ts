@@ -1,5 +1,5 @@
 import { networkInterfaces } from 'node:os';
-import { POD_NETWORK } from '../local/pod-network.ts';
+import { podNetworkForSlot } from '../local/pod-network.ts';
 
 /**
  * Where checker pods can reach a report endpoint hosted inside this runner: an explicit host, else the
@@ -9,6 +9,7 @@ import { POD_NETWORK } from '../local/pod-network.ts';
 export function reachableReportHost(explicit: { host?: string; podIp?: string }): string | undefined {
   if (explicit.host) return explicit.host;
   if (explicit.podIp) return explicit.podIp;
-  const bridge = networkInterfaces()[POD_NETWORK.bridge];
+  // `khrun local up` always takes slot 0; test clusters on other slots pass their host explicitly.
+  const bridge = networkInterfaces()[podNetworkForSlot(0).bridge];
   return bridge?.find((a) => a.family === 'IPv4')?.address;
 }

@@ -233,6 +233,27 @@ describe('assessRun: no report', () => {
     });
   });
 
+  it('waits while someone else deletes the pod, then records nothing once it stopped without a report', () => {
+    const deleting = (phase: string, containers: V1ContainerStatus[]) => ({
+      ...pod(phase, { containers }),
+      metadata: { ...pod(phase).metadata, deletionTimestamp: new Date(T0 + 3_000) },
+    });
+    const stillRunning = assessRun(observe({ pod: deleting('Running', [running('main')]), podSeen: true }), TIMINGS);
+    expect(stillRunning).toEqual({ kind: 'wait', untilMs: RUN.deadlineMs });
+    const stopped = assessRun(
+      observe({ pod: deleting('Failed', [terminated('main', 143, { reason: 'Error' })]), podSeen: true, nowMs: T0 + 4_000 }),
+      TIMINGS,
+    );
+    expect(stopped).toMatchObject({ kind: 'finish', removePods: false, outcome: { kind: 'Skipped', ok: true } });
+  });
+
+  it('times out a pod that is still terminating at the deadline instead of waiting forever', () => {
+    const deleting = { ...pod('Running', { containers: [running('main')] }) };
+    deleting.metadata = { ...deleting.metadata, deletionTimestamp: new Date(T0) };
+    const result = assessRun(observe({ pod: deleting, podSeen: true, nowMs: RUN.deadlineMs }), TIMINGS);
+    expect(result).toMatchObject({ kind: 'finish', outcome: { kind: 'TimedOut' } });
+  });
+
   it('keeps waiting for the deadline when the pod was never seen', () => {
     expect(assessRun(observe({ pod: undefined, podSeen: false }), TIMINGS)).toEqual({
       kind: 'wait',

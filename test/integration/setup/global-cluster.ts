@@ -10,6 +10,7 @@ declare module 'vitest' {
     apiServerPort: number;
     clusterDir: string;
     kubernetesVersion: string;
+    podNetworkSlot: number;
   }
 }
 
@@ -24,7 +25,8 @@ export async function setup(project: TestProject): Promise<void> {
   const started = Date.now();
   cluster = await startLocalCluster({
     kubebuilderAssets: process.env.KUBEBUILDER_ASSETS || undefined,
-    cacheDir: process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun'),
+    cacheDir:
+      process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun'),
     buildDir: join(root, 'infra/build'),
     crdDir: join(root, 'infra/crds'),
     onProgress: (line) => console.log(`[local cluster] ${line}`),
@@ -37,6 +39,7 @@ export async function setup(project: TestProject): Promise<void> {
   project.provide('apiServerPort', cluster.controlPlane.port);
   project.provide('clusterDir', cluster.dir);
   project.provide('kubernetesVersion', cluster.kubernetesVersion);
+  project.provide('podNetworkSlot', cluster.network.slot);
 }
 
 export async function teardown(): Promise<void> {

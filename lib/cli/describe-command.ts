@@ -1,0 +1,213 @@
+import {
+  CoreV1Api,
+  type CoreV1Event,
+  CustomObjectsApi,
+  type KubeConfig,
+  type V1Pod,
+} from '@kubernetes/client-node';
+import {
+  readAcceptedReport,
+  readActiveRun,
+  readConsecutiveFailures,
+  readLastOutcome,
+} from '../check/khstate.ts';
+import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import {
+  KH_GROUP,
+  KH_VERSION,
+  KHCHECK_PLURAL,
+  KHSTATE_PLURAL,
+  type KhCheck,
+  type KhState,
+} from '../check/types.ts';
+import { isNotFound } from '../kube/errors.ts';
+import { readHistory } from '../status/history.ts';
+import { runDurationSeconds } from '../status/metrics.ts';
+import { hasRun } from '../status/status-json.ts';
+import { oneLine, truncateChars } from '../status/text.ts';
+import { readTotals } from '../status/totals.ts';
+import { EXIT } from './exit-codes.ts';
+import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
+
+/** Everything `khrun describe` shows, as read from the API server. */
+export interface DescribeView {
+  name: string;
+  namespace: string;
+  check: KhCheck | null;
+  state: KhState | null;
+  pods: V1Pod[];
+  events: CoreV1Event[];
+}
+
+const ms = (t: Date | string | undefined | null) => (t ? new Date(t).getTime() : Number.NaN);
+const short = (uuid: string) => uuid.slice(0, 8);
+
+/** The run described: the active one, else the last recorded one; its moments in time order. */
+export function runTimeline(view: DescribeView): { title: string; lines: [number, string][] } | undefined {
+  const active = readActiveRun(view.state);
+  const last = readLastOutcome(view.state);
+  const uuid = active?.uuid ?? last?.uuid;
+  if (!uuid) return undefined;
+  const lines: [number, string][] = [];
+  const add = (at: number, what: string) => {
+    if (Number.isFinite(at)) lines.push([at, what]);
+  };
+  if (active) {
+    add(active.startedAtMs, `claimed by ${active.runner}`);
+    add(active.deadlineMs, 'deadline');
+  } else if (last) {
+    add(last.startedAtMs, 'claimed');
+    add(last.finishedAtMs, `recorded: ${last.kind}`);
+  }
+  const pod = view.pods.find((p) => p.metadata?.labels?.[RUN_ID_LABEL] === uuid);
+  if (pod) {
+    add(ms(pod.metadata?.creationTimestamp), `pod ${pod.metadata?.name} created`);
+    const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True');
+    add(ms(scheduled?.lastTransitionTime), `scheduled on ${pod.spec?.nodeName ?? '?'}`);
+    for (const c of pod.status?.containerStatuses ?? []) {
+      add(ms(c.state?.running?.startedAt ?? c.state?.terminated?.startedAt), `container ${c.name} started`);
+      const done = c.state?.terminated;
+      if (done)
+        add(
+          ms(done.finishedAt),
+          `container ${c.name} exited ${done.exitCode}${done.reason ? ` (${done.reason})` : ''}`,
+        );
+      const waiting = c.state?.waiting;
+      if (waiting?.reason)
+        add(ms(pod.metadata?.creationTimestamp), `container ${c.name} waiting: ${waiting.reason}`);
+    }
+  }
+  const report = readAcceptedReport(view.state);
+  if (report?.uuid === uuid) add(report.atMs, `report accepted: ${report.ok ? 'OK' : 'not OK'}`);
+  lines.sort((a, b) => a[0] - b[0]);
+  const podText = pod ? `, pod ${pod.metadata?.name} (${pod.status?.phase ?? 'unknown'})` : '';
+  return { title: `${active ? 'active' : 'last'} run ${short(uuid)}${podText}`, lines };
+}
+
+/** The text `khrun describe` prints, in kubectl describe's layout. */
+export function renderDescribe(view: DescribeView, opts: { nowMs: number; color: boolean }): string {
+  const { state, check, nowMs, color } = { ...view, ...opts };
+  const out: string[] = [];
+  const field = (label: string, value: string) => out.push(`${`${label}:`.padEnd(15)}${value}`);
+  const when = (at: number) =>
+    `${new Date(at).toISOString().replace('.000Z', 'Z')} (${humanDuration(nowMs - at)} ago)`;
+  field('Name', view.name);
+  field('Namespace', view.namespace);
+  if (check) {
+    field('Run Interval', check.spec?.runInterval ?? '');
+    field('Timeout', check.spec?.timeout ?? '');
+    field(
+      'Containers',
+      (check.spec?.podSpec?.containers ?? []).map((c) => `${c.name} (${c.image})`).join(', '),
+    );
+  } else {
+    field('KHCheck', paint('<none>: this khstate has no khcheck', 'yellow', color));
+  }
+  const errors = (state?.spec?.Errors ?? []).filter((e) => e.trim() !== '');
+  if (!state || !hasRun(state)) field('Status', paint('never run', 'dim', color));
+  else if (errors.length === 0) field('Status', paint('OK', 'green', color));
+  else
+    field('Status', paint(`FAILING (${readConsecutiveFailures(state)} consecutive failures)`, 'red', color));
+  if (state && hasRun(state)) {
+    const lastRun = ms(state.spec.LastRun);
+    const took = shortDuration(runDurationSeconds(state.spec.RunDuration) * 1000);
+    const node = state.spec.Node ? `, on ${state.spec.Node}` : '';
+    field(
+      'Last Run',
+      `${Number.isFinite(lastRun) ? when(lastRun) : '-'}, took ${took}${node}, by ${state.spec.AuthoritativePod}`,
+    );
+    field('Last Outcome', readLastOutcome(state)?.kind ?? '-');
+    const t = readTotals(state);
+    field(
+      'Totals',
+      `${t.succeeded} succeeded, ${t.failed} failed, ${t.timedOut} timed out, ${t.executionError} execution errors, ${t.skipped} skipped`,
+    );
+  }
+  if (errors.length) {
+    out.push('Errors:');
+    for (const e of errors) out.push(paint(`  - ${e.replace(/\n/g, '\n    ')}`, 'red', color));
+  }
+  const timeline = runTimeline(view);
+  if (timeline) {
+    out.push(`Run:           ${timeline.title}`);
+    const start = timeline.lines[0]?.[0] ?? 0;
+    for (const [at, what] of timeline.lines)
+      out.push(`  ${`+${shortDuration(Math.max(0, at - start))}`.padEnd(9)}${what}`);
+  }
+  const history = readHistory(state).reverse();
+  out.push(history.length ? 'History (newest first):' : 'History:       <none>');
+  if (history.length) {
+    const rows = history.map((e) => [
+      humanDuration(nowMs - e.atMs),
+      paint(e.kind, e.kind === 'Skipped' ? 'dim' : e.ok ? 'green' : 'red', color),
+      shortDuration(e.durationMs),
+      truncateChars(oneLine(e.error ?? ''), 100),
+    ]);
+    out.push(indent(formatTable([['AGE', 'OUTCOME', 'DURATION', 'ERROR'], ...rows])));
+  }
+  const events = [...view.events].sort((a, b) => eventTime(a) - eventTime(b));
+  out.push(events.length ? 'Events:' : 'Events:        <none>');
+  if (events.length) {
+    const rows = events.map((e) => [
+      paint(e.type ?? '', e.type === 'Warning' ? 'yellow' : undefined, color),
+      e.reason ?? '',
+      humanDuration(nowMs - eventTime(e)),
+      e.source?.component ?? e.reportingComponent ?? '',
+      oneLine(e.message ?? ''),
+    ]);
+    out.push(indent(formatTable([['TYPE', 'REASON', 'AGE', 'FROM', 'MESSAGE'], ...rows])));
+  }
+  return out.join('\n');
+}
+
+const indent = (text: string) => text.replace(/^/gm, '  ');
+const eventTime = (e: CoreV1Event) =>
+  ms(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp);
+
+async function orNull<T>(p: Promise<T>): Promise<T | null> {
+  try {
+    return await p;
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+/** Reads the khcheck, khstate, the check's pods and the Events on the khcheck. */
+export async function readDescribeView(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<DescribeView> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const co = { group: KH_GROUP, version: KH_VERSION, namespace, name };
+  const [check, state, pods, events] = await Promise.all([
+    orNull(custom.getNamespacedCustomObject({ ...co, plural: KHCHECK_PLURAL }) as Promise<KhCheck>),
+    orNull(custom.getNamespacedCustomObject({ ...co, plural: KHSTATE_PLURAL }) as Promise<KhState>),
+    core.listNamespacedPod({ namespace, labelSelector: `${CHECK_NAME_LABEL}=${name}` }),
+    core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.kind=KuberhealthyCheck,involvedObject.name=${name}`,
+    }),
+  ]);
+  return { name, namespace, check, state, pods: pods.items, events: events.items };
+}
+
+/** `khrun describe CHECK`: exit 2 when neither a khcheck nor a khstate of that name exists. */
+export async function describeCommand(opts: {
+  kc: KubeConfig;
+  namespace: string;
+  name: string;
+  color: boolean;
+  nowMs: () => number;
+  write: (text: string) => void;
+}): Promise<number> {
+  const view = await readDescribeView(opts.kc, opts.namespace, opts.name);
+  if (!view.check && !view.state) {
+    opts.write(`khrun: no khcheck or khstate named ${opts.name} in namespace ${opts.namespace}`);
+    return EXIT.usage;
+  }
+  opts.write(renderDescribe(view, { nowMs: opts.nowMs(), color: opts.color }));
+  return EXIT.ok;
+}

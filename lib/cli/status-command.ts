@@ -1,0 +1,138 @@
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../check/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck, type KhState } from '../check/types.ts';
+import { runDurationSeconds } from '../status/metrics.ts';
+import { listKhStates } from '../status/state-cache.ts';
+import { buildStatus, goJson, hasRun, normalizeLastRun } from '../status/status-json.ts';
+import { oneLine, truncateChars } from '../status/text.ts';
+import { EXIT } from './exit-codes.ts';
+import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
+
+export type StatusOutput = 'table' | 'wide' | 'json';
+
+/** One line of `khrun status`: a khcheck joined with its khstate (either may be missing). */
+export interface StatusRow {
+  name: string;
+  namespace: string;
+  hasRun: boolean;
+  ok: boolean;
+  lastRunMs: number | null;
+  durationMs: number | null;
+  consecutiveFailures: number;
+  firstError: string;
+  outcome: string;
+  node: string;
+  /** Start of the run in progress (epoch ms), if one is. */
+  runningSinceMs: number | null;
+  /** A khstate without a khcheck (v2's reaper would delete it). */
+  orphan: boolean;
+}
+
+const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
+
+export function statusRows(checks: readonly KhCheck[], states: readonly KhState[]): StatusRow[] {
+  const byKey = new Map(states.map((s) => [keyOf(s.metadata.namespace, s.metadata.name), s]));
+  const keys = new Set([...checks.map((c) => keyOf(c.metadata.namespace, c.metadata.name)), ...byKey.keys()]);
+  const checkKeys = new Set(checks.map((c) => keyOf(c.metadata.namespace, c.metadata.name)));
+  return [...keys].sort().map((key) => {
+    const [namespace = '', name = ''] = key.split('/');
+    const state = byKey.get(key);
+    const ran = state ? hasRun(state) : false;
+    const errors = (state?.spec?.Errors ?? []).filter((e) => typeof e === 'string' && e.trim() !== '');
+    const lastRun = normalizeLastRun(state?.spec?.LastRun);
+    return {
+      name,
+      namespace,
+      hasRun: ran,
+      ok: errors.length === 0,
+      lastRunMs: ran && lastRun ? Date.parse(lastRun) : null,
+      durationMs: ran ? Math.round(runDurationSeconds(state?.spec?.RunDuration ?? '') * 1000) : null,
+      consecutiveFailures: state ? readConsecutiveFailures(state) : 0,
+      firstError: errors[0] ?? '',
+      outcome: (state && readLastOutcome(state)?.kind) ?? '',
+      node: state?.spec?.Node ?? '',
+      runningSinceMs: (state && readActiveRun(state)?.startedAtMs) ?? null,
+      orphan: !checkKeys.has(key),
+    };
+  });
+}
+
+/** The table `khrun status` prints: plain when color is false (piped), colored on a terminal. */
+export function renderStatusTable(
+  rows: readonly StatusRow[],
+  opts: { nowMs: number; color: boolean; wide: boolean },
+): string {
+  if (rows.length === 0) return 'No checks found.';
+  const header = ['CHECK', 'NAMESPACE', 'OK', 'LAST RUN', 'DURATION', 'FAILURES'];
+  if (opts.wide) header.push('OUTCOME', 'NODE', 'RUNNING');
+  header.push('ERROR');
+  const lines = rows.map((r) => {
+    const ok = !r.hasRun
+      ? paint('-', 'dim', opts.color)
+      : paint(String(r.ok), r.ok ? 'green' : 'red', opts.color);
+    const cells = [
+      r.orphan ? `${r.name} (no khcheck)` : r.name,
+      r.namespace,
+      ok,
+      r.lastRunMs === null ? '<never>' : humanDuration(opts.nowMs - r.lastRunMs),
+      r.durationMs === null ? '-' : shortDuration(r.durationMs),
+      paint(String(r.consecutiveFailures), r.consecutiveFailures > 0 ? 'red' : undefined, opts.color),
+    ];
+    if (opts.wide) {
+      cells.push(
+        r.outcome || '-',
+        r.node || '-',
+        r.runningSinceMs === null ? '-' : `for ${humanDuration(opts.nowMs - r.runningSinceMs)}`,
+      );
+    }
+    const error = oneLine(r.firstError);
+    cells.push(paint(opts.wide ? error : truncateChars(error, 80), 'red', opts.color));
+    return cells;
+  });
+  return formatTable([header.map((h) => paint(h, 'bold', opts.color)), ...lines]);
+}
+
+export interface StatusCommandOptions {
+  kc: KubeConfig;
+  /** Only these namespaces; empty: all. */
+  namespaces: string[];
+  output: StatusOutput;
+  color: boolean;
+  /** Name shown as v2's CurrentMaster in -o json. */
+  currentMaster: string;
+  nowMs: () => number;
+  write: (text: string) => void;
+}
+
+async function listChecks(kc: KubeConfig, namespaces: string[]): Promise<KhCheck[]> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const co = { group: KH_GROUP, version: KH_VERSION, plural: KHCHECK_PLURAL };
+  const lists = namespaces.length
+    ? await Promise.all(
+        namespaces.map((namespace) => custom.listNamespacedCustomObject({ ...co, namespace })),
+      )
+    : [await custom.listClusterCustomObject(co)];
+  return lists.flatMap((list) => (list as { items: KhCheck[] }).items);
+}
+
+/** `khrun status`: one list of khchecks and khstates (no watch), printed as a table or v2's JSON. */
+export async function statusCommand(opts: StatusCommandOptions): Promise<number> {
+  const [checks, states] = await Promise.all([
+    listChecks(opts.kc, opts.namespaces),
+    listKhStates(opts.kc, opts.namespaces),
+  ]);
+  if (opts.output === 'json') {
+    opts.write(
+      goJson(buildStatus(states, { currentMaster: opts.currentMaster, namespaces: opts.namespaces })),
+    );
+    return EXIT.ok;
+  }
+  opts.write(
+    renderStatusTable(statusRows(checks, states), {
+      nowMs: opts.nowMs(),
+      color: opts.color,
+      wide: opts.output === 'wide',
+    }),
+  );
+  return EXIT.ok;
+}
