@@ -1,0 +1,82 @@
+import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../check/khstate.ts';
+import type { KhState } from '../check/types.ts';
+import { type HistoryEntry, readHistory } from './history.ts';
+import { runDurationSeconds } from './metrics.ts';
+import { checkKey, hasRun, normalizeLastRun } from './status-json.ts';
+
+/** One check as the status page shows it. Not a stable API: the page and this file change together. */
+export interface PageCheck {
+  key: string;
+  name: string;
+  namespace: string;
+  /** Same rule as v2's global OK: a check is down iff it has a non-blank error. */
+  ok: boolean;
+  /** False until a result was recorded (v2 hides such checks; the page shows them as pending). */
+  hasRun: boolean;
+  errors: string[];
+  lastRunMs: number | null;
+  durationMs: number | null;
+  node: string;
+  consecutiveFailures: number;
+  /** Kind of the last recorded outcome (Succeeded, Failed, TimedOut, ExecutionError, Skipped). */
+  outcome: string | null;
+  /** The run in progress, if any. */
+  running: { startedAtMs: number; deadlineMs: number } | null;
+  history: HistoryEntry[];
+}
+
+export interface PageData {
+  ok: boolean;
+  /** The server's clock when this was built: the page computes ages from it, not from the browser's. */
+  nowMs: number;
+  currentMaster: string;
+  checks: PageCheck[];
+}
+
+function pageCheck(state: KhState): PageCheck {
+  const spec = state.spec;
+  const errors = (Array.isArray(spec?.Errors) ? spec.Errors : []).filter(
+    (e) => typeof e === 'string' && e.trim() !== '',
+  );
+  const lastRun = normalizeLastRun(spec?.LastRun);
+  const lastRunMs = lastRun ? Date.parse(lastRun) : Number.NaN;
+  const run = hasRun(state);
+  const active = readActiveRun(state);
+  return {
+    key: checkKey(state),
+    name: state.metadata.name,
+    namespace: state.metadata.namespace,
+    ok: errors.length === 0,
+    hasRun: run,
+    errors,
+    lastRunMs: run && Number.isFinite(lastRunMs) ? lastRunMs : null,
+    durationMs: run ? Math.round(runDurationSeconds(spec?.RunDuration ?? '') * 1000) : null,
+    node: spec?.Node ?? '',
+    consecutiveFailures: readConsecutiveFailures(state),
+    outcome: readLastOutcome(state)?.kind ?? null,
+    running: active ? { startedAtMs: active.startedAtMs, deadlineMs: active.deadlineMs } : null,
+    history: readHistory(state),
+  };
+}
+
+/** The page's view of the khstates: failing checks first, then by namespace/name. */
+export function buildPageData(
+  states: readonly KhState[],
+  opts: { namespaces?: readonly string[]; currentMaster: string; nowMs: number },
+): PageData {
+  const wanted = opts.namespaces?.length ? new Set(opts.namespaces) : undefined;
+  const checks = states
+    .filter((s) => !wanted || wanted.has(s.spec?.Namespace ?? s.metadata.namespace))
+    .map(pageCheck)
+    .sort((a, b) => {
+      const down = Number(a.hasRun && !a.ok) - Number(b.hasRun && !b.ok);
+      if (down !== 0) return -down;
+      return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+    });
+  return {
+    ok: checks.every((c) => !c.hasRun || c.ok),
+    nowMs: opts.nowMs,
+    currentMaster: opts.currentMaster,
+    checks,
+  };
+}
