@@ -9,6 +9,7 @@ import { installCrds } from './crds.ts';
 import { acquireInstanceLock, killIfAlive } from './instance-lock.ts';
 import { netnsPids } from './pod-network.ts';
 import { type ProcessKubelet, startProcessKubelet } from './kubelet/kubelet.ts';
+import type { KubeletLog } from './kubelet/pod-worker.ts';
 import {
   createHostBridge,
   deleteHostBridge,
@@ -29,6 +30,10 @@ export interface LocalClusterOptions extends Omit<BinaryOptions, 'signal'> {
    * first free one (test runs, so that several can run on one machine).
    */
   slot?: number;
+  /** Node packages pods find as if their image shipped them (NODE_PATH); khrun's node_modules by default. */
+  imageNodePath?: string;
+  /** Receives the process kubelet's structured events (default: a log file in the cluster dir). */
+  kubeletLog?: KubeletLog;
   signal?: AbortSignal;
 }
 
@@ -103,6 +108,8 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
       stateDir: join(dir, 'kubelet'),
       network,
       podIpRange: network.podIpRange,
+      imageNodePath: opts.imageNodePath ?? join(opts.buildDir, '..', '..', 'node_modules'),
+      ...(opts.kubeletLog ? { log: opts.kubeletLog } : {}),
     });
     cleanups.push(() => kubelet.stop());
 

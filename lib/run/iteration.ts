@@ -154,6 +154,7 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
     log.info('khcheck deleted mid-run; its khstate removed', { run: shortId(run.uuid) });
     return { kind: 'check-deleted', runUuid: run.uuid };
   }
+  phase('recording', { outcome: waited.outcome.kind });
   const recorded = await finishRun(deps, check, run, waited.outcome, { runner: cfg.runner, maxAttempts });
   if (!recorded)
     return { kind: 'skipped', reason: 'the run was closed by another invocation', runUuid: run.uuid };

@@ -42,11 +42,40 @@ export async function countRequests(
     if (isWatch ? event.stage !== 'ResponseStarted' : event.stage !== 'ResponseComplete') continue;
     const at = Date.parse(event.requestReceivedTimestamp ?? '');
     if (!(at >= fromMs && at <= toMs)) continue;
-    const resource = [event.objectRef?.resource, event.objectRef?.subresource].filter(Boolean).join('/') || 'nonresource';
+    const resource =
+      [event.objectRef?.resource, event.objectRef?.subresource].filter(Boolean).join('/') || 'nonresource';
     const key = `${event.verb} ${resource}`;
     count.byVerbResource[key] = (count.byVerbResource[key] ?? 0) + 1;
     count.total++;
     if (count.firstAtMs === undefined || at < count.firstAtMs) count.firstAtMs = at;
   }
   return count;
+}
+
+/**
+ * The API server writes its audit log in batches (up to 1 s late): waits, with backoff and a deadline,
+ * until an entry of username at or after sinceMs is in the file.
+ */
+export async function waitForAuditFlush(
+  auditLogPath: string,
+  username: string,
+  sinceMs: number,
+  timeoutMs = 10_000,
+) {
+  const { retryWithBackoff } = await import('../../lib/util/backoff.ts');
+  await retryWithBackoff(
+    'the audit log to catch up',
+    async () => {
+      const text = await readFile(auditLogPath, 'utf8').catch(() => '');
+      const lines = text.split('\n');
+      for (let i = lines.length - 1; i >= 0 && i > lines.length - 2000; i--) {
+        const line = lines[i] ?? '';
+        if (!line.includes(username)) continue;
+        const at = Date.parse((/"requestReceivedTimestamp":"([^"]+)"/.exec(line) ?? [])[1] ?? '');
+        if (at >= sinceMs - 50) return true;
+      }
+      return undefined;
+    },
+    { initialMs: 100, maxMs: 500, deadlineEpochMs: Date.now() + timeoutMs },
+  );
 }

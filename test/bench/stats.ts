@@ -33,5 +33,9 @@ export function summarize(samples: number[]): Summary {
 
 export function fmtMs(ms: number): string {
   if (!Number.isFinite(ms)) return '-';
-  return ms >= 10_000 ? `${(ms / 1000).toFixed(1)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`;
+  return ms >= 10_000
+    ? `${(ms / 1000).toFixed(1)} s`
+    : ms >= 1000
+      ? `${(ms / 1000).toFixed(2)} s`
+      : `${ms.toFixed(0)} ms`;
 }

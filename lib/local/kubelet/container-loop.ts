@@ -52,6 +52,8 @@ async function runWithRestarts(
       container: spec.name,
       exitCode: terminated.exitCode,
       restarts: record.restartCount,
+      startedAtMs: terminated.processStartedAtMs,
+      finishedAtMs: terminated.processExitedAtMs,
     });
     if (ctx.signal.aborted || !shouldRestart(policy, terminated.exitCode, isInit))
       return terminated.exitCode === 0;

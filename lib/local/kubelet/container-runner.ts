@@ -28,6 +28,7 @@ export interface RunnerContext {
   volumes: ReadonlyMap<string, PreparedVolume>;
   hostIp: string;
   apiServer: { host: string; port: number };
+  imageNodePath?: string;
   api: KubeletApi;
   tools: Tools;
   hostPaths: HostMountPoints;
@@ -145,7 +146,7 @@ async function resolveEnv(ctx: RunnerContext, spec: V1Container) {
     };
     return resolveContainerEnv(
       spec,
-      { pod, podIp: ctx.sandbox.podIp, hostIp: ctx.hostIp, apiServer: ctx.apiServer },
+      { pod, podIp: ctx.sandbox.podIp, hostIp: ctx.hostIp, apiServer: ctx.apiServer, imageNodePath: ctx.imageNodePath },
       objects,
     );
   } catch (error) {
@@ -196,10 +197,12 @@ async function start(
     ctx.changed();
     return terminated;
   }
+  const processStartedAtMs = Date.now();
   const untrack = ctx.track(spec.name, proc);
   record.state = { kind: 'running', startedAt: apiTime(startedAt), pid: proc.pid };
   ctx.changed();
   const exit = await proc.exited.catch(() => ({ exitCode: 128, signal: undefined }));
+  const processExitedAtMs = Date.now();
   untrack();
   const message = await terminationMessage({
     messageFile,
@@ -217,6 +220,8 @@ async function start(
     startedAt: apiTime(startedAt),
     finishedAt: apiTime(new Date()),
     pid: proc.pid,
+    processStartedAtMs,
+    processExitedAtMs,
   };
   record.state = terminated;
   ctx.changed();

@@ -12,6 +12,11 @@ export interface EnvContext {
   hostIp: string;
   /** Where pods reach the API server: the values of KUBERNETES_SERVICE_HOST/PORT. */
   apiServer: { host: string; port: number };
+  /**
+   * Appended to NODE_PATH: the local stand-in for Node packages a check image would ship (images are not
+   * unpacked here, so a check that requires the npm `kuberhealthy` client finds khrun's own copy).
+   */
+  imageNodePath?: string;
 }
 
 export type EnvResult = { ok: true; env: Array<[string, string]> } | { ok: false; message: string };
@@ -117,6 +122,10 @@ export function resolveContainerEnv(container: V1Container, ctx: EnvContext, obj
   ]);
   for (const [k, v] of Object.entries(services)) env.set(k, v);
   for (const [k, v] of defined) env.set(k, v);
+  if (ctx.imageNodePath) {
+    const own = env.get('NODE_PATH');
+    env.set('NODE_PATH', own ? `${own}:${ctx.imageNodePath}` : ctx.imageNodePath);
+  }
   return { ok: true, env: [...env] };
 }
 

@@ -47,6 +47,8 @@ export interface ProcessKubeletOptions {
   nodeName: string;
   hostIp: string;
   apiServer: { host: string; port: number };
+  /** Appended to every container's NODE_PATH, standing in for packages an image would ship. */
+  imageNodePath?: string;
   stateDir: string;
   /** The pod network (bridge, namespaces) of this cluster's slot. */
   network: PodNetwork;
@@ -191,6 +193,7 @@ export async function startProcessKubelet(opts: ProcessKubeletOptions): Promise<
       sandboxOps: linuxSandboxOps(opts.network),
       hostIp: opts.hostIp,
       apiServer: opts.apiServer,
+      imageNodePath: opts.imageNodePath,
       podsDir,
       tools,
       hostPaths,

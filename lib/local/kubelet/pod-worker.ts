@@ -25,6 +25,7 @@ export interface PodWorkerDeps {
   sandboxOps: SandboxOps;
   hostIp: string;
   apiServer: { host: string; port: number };
+  imageNodePath?: string;
   podsDir: string;
   tools: Tools;
   hostPaths: HostMountPoints;
@@ -219,6 +220,7 @@ export class PodWorker {
       volumes: this.volumes,
       hostIp: this.deps.hostIp,
       apiServer: this.deps.apiServer,
+      imageNodePath: this.deps.imageNodePath,
       api: this.deps.api,
       tools: this.deps.tools,
       hostPaths: this.deps.hostPaths,

@@ -18,6 +18,9 @@ export type Terminated = {
   startedAt: string;
   finishedAt: string;
   pid?: number;
+  /** Millisecond wall-clock times of the process's start and exit, for benchmarks (the API keeps seconds). */
+  processStartedAtMs?: number;
+  processExitedAtMs?: number;
 };
 export type ContainerState = Waiting | Running | Terminated;
 

@@ -1,0 +1,129 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem, type } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { repoRoot, startBenchCluster } from './bench-cluster.ts';
+import { measureBundles, measureTimeToFirstRequest } from './cold-start.ts';
+import { createBenchCheck, type IterationSample, measureIteration } from './overhead.ts';
+import { pollingIteration } from './polling-baseline.ts';
+import { fmtMs, type Summary, summarize } from './stats.ts';
+
+// npm run bench [-- --quick]: khrun's cost per iteration, in time and API requests, against the local
+// cluster, beside a v2-style polling baseline. Prints a table and writes bench/results.json.
+// Never fails on a figure: it fails only when something it measures did not work.
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const quick = values.quick ?? false;
+const iterations = quick ? 5 : 30;
+const pollingRuns = quick ? 1 : 3;
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+const containerTimes = new Map<string, { startedAtMs: number; finishedAtMs: number }>();
+const bench = await startBenchCluster(log, (line, fields) => {
+  if (line === 'container exited' && typeof fields?.uid === 'string') {
+    const startedAtMs = Number(fields.startedAtMs);
+    const finishedAtMs = Number(fields.finishedAtMs);
+    if (Number.isFinite(startedAtMs) && Number.isFinite(finishedAtMs))
+      containerTimes.set(fields.uid, { startedAtMs, finishedAtMs });
+  }
+});
+const results: Record<string, unknown> = {};
+try {
+  const runner = await bench.userKubeConfig('khrun-runner');
+  const poller = await bench.userKubeConfig('v2-poller');
+  const cli = await bench.userKubeConfig('khrun-cli');
+  await createBenchCheck(bench, 'fast');
+  await createBenchCheck(bench, 'polled');
+  await createBenchCheck(bench, 'cold');
+
+  log(`overhead: ${iterations} iterations`);
+  const samples: IterationSample[] = [];
+  for (let i = 0; i < iterations; i++)
+    samples.push(await measureIteration(bench, runner, 'fast', (uid) => containerTimes.get(uid)));
+  const pick = (k: keyof Omit<IterationSample, 'requests'>) => summarize(samples.map((s) => s[k]));
+  const overhead = {
+    totalMs: pick('totalMs'),
+    checkerMs: pick('checkerMs'),
+    overheadMs: pick('overheadMs'),
+    claimMs: pick('claimMs'),
+    podCreateMs: pick('podCreateMs'),
+    podStartMs: pick('podStartMs'),
+    reportToNoticedMs: pick('reportToNoticedMs'),
+    exitToNoticedMs: pick('exitToNoticedMs'),
+    recordMs: pick('recordMs'),
+    khrunOwnMs: summarize(samples.map((s) => s.overheadMs - s.podStartMs)),
+    requests: summarize(samples.map((s) => s.requests.total)),
+    requestsByVerb: samples[samples.length - 1]?.requests.byVerbResource,
+  };
+  results.overhead = overhead;
+
+  log(`polling baseline: ${pollingRuns} iterations`);
+  const polled = [];
+  for (let i = 0; i < pollingRuns; i++) polled.push(await pollingIteration(bench, poller, 'polled'));
+  results.pollingBaseline = {
+    totalMs: summarize(polled.map((p) => p.totalMs)),
+    requests: summarize(polled.map((p) => p.requests.total)),
+    requestsByVerb: polled[polled.length - 1]?.requests.byVerbResource,
+  };
+
+  log('cold start');
+  results.bundles = await measureBundles(quick ? 2 : 5);
+  results.timeToFirstRequest = await measureTimeToFirstRequest(bench, cli, 'cold', quick ? 2 : 5);
+
+  results.meta = {
+    date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
+    machine: {
+      os: type(),
+      cpu: cpus()[0]?.model,
+      cores: cpus().length,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+    },
+    versions: {
+      node: process.version,
+      kubernetes: bench.cluster.kubernetesVersion,
+      etcd: bench.cluster.etcdVersion,
+    },
+  };
+  printTable(results);
+  const dir = join(repoRoot, 'bench');
+  await mkdir(dir, { recursive: true });
+  const file = quick ? 'results-quick.json' : 'results.json';
+  await writeFile(join(dir, file), `${JSON.stringify(results, null, 2)}\n`);
+  log(`wrote bench/${file}`);
+} finally {
+  await bench.cluster.stop();
+}
+
+function row(name: string, s: Summary | undefined, unit: 'ms' | 'n' = 'ms'): string {
+  if (!s) return `${name.padEnd(44)} -`;
+  const f = unit === 'ms' ? fmtMs : (n: number) => n.toFixed(1);
+  return `${name.padEnd(44)} ${f(s.median).padStart(9)} ${f(s.p95).padStart(9)} ${f(s.min).padStart(9)} ${f(s.max).padStart(9)}  n=${s.n}`;
+}
+
+function printTable(r: Record<string, unknown>) {
+  const o = r.overhead as Record<string, Summary>;
+  const p = r.pollingBaseline as Record<string, Summary>;
+  const lines = [
+    `${'figure'.padEnd(44)} ${'median'.padStart(9)} ${'p95'.padStart(9)} ${'min'.padStart(9)} ${'max'.padStart(9)}`,
+    row('iteration, invocation to recorded outcome', o.totalMs),
+    row('  checker pod, container start to exit', o.checkerMs),
+    row('  overhead (total - checker)', o.overheadMs),
+    row("  overhead less the local kubelet's pod start", o.khrunOwnMs),
+    row('  claim (read khcheck, CAS khstate)', o.claimMs),
+    row('  clear earlier pods + create pod', o.podCreateMs),
+    row('  pod created to Running (local kubelet)', o.podStartMs),
+    row('  report POST to noticed by the runner', o.reportToNoticedMs),
+    row('  container exit to noticed', o.exitToNoticedMs),
+    row('  record outcome', o.recordMs),
+    row('API requests per iteration (khrun)', o.requests, 'n'),
+    row('v2-style polling iteration, same check', p.totalMs),
+    row('API requests per polling iteration', p.requests, 'n'),
+  ];
+  for (const b of (r.bundles as Array<{ file: string; bytes: number; importMs: Summary }>) ?? []) {
+    lines.push(row(`bundle ${b.file} (${(b.bytes / 1024).toFixed(0)} KiB) import`, b.importMs));
+  }
+  const t = r.timeToFirstRequest as { entry: string; ms: Summary };
+  lines.push(row(`khrun run spawn to first API request (${t.entry})`, t.ms));
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
