@@ -46,14 +46,19 @@ export async function demoCommand(opts: DemoOptions): Promise<number> {
       decide: (items) => (items.size > 0 ? true : undefined),
     });
     const dir = join(opts.root, 'infra/examples');
-    const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+    // kustomization.yaml is kustomize's index of these files, not an object to apply.
+    const files = (await readdir(dir))
+      .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+      .sort();
     const objects = await loadManifests(files.map((f) => join(dir, f)));
     await applyObjects(kc, objects);
     const checks = objects.filter((o) => o.kind === 'KuberhealthyCheck').map((o) => o.metadata?.name ?? '');
 
     log(`running ${checks.length} checks: ${checks.join(', ')}`);
     const exits = await Promise.all(
-      checks.map((check) => runEntrypoint(opts.root, cluster.kubeconfigPath, cluster.hostIp, check, opts.signal)),
+      checks.map((check) =>
+        runEntrypoint(opts.root, cluster.kubeconfigPath, cluster.hostIp, check, opts.signal),
+      ),
     );
 
     const custom = kc.makeApiClient(CustomObjectsApi);

@@ -7,7 +7,6 @@ import { type BinaryOptions, resolveBinaries } from './binaries.ts';
 import { type ControlPlane, startControlPlane } from './control-plane.ts';
 import { installCrds } from './crds.ts';
 import { acquireInstanceLock, killIfAlive } from './instance-lock.ts';
-import { netnsPids } from './pod-network.ts';
 import { type ProcessKubelet, startProcessKubelet } from './kubelet/kubelet.ts';
 import type { KubeletLog } from './kubelet/pod-worker.ts';
 import {
@@ -15,6 +14,7 @@ import {
   deleteHostBridge,
   deleteNetnsByName,
   listPodNetworks,
+  netnsPids,
   POD_NETWORK_SLOTS,
   type PodNetwork,
   podNetworkForSlot,
@@ -160,5 +160,6 @@ async function reapStale(network: PodNetwork, stale: { childPids: number[]; dir:
     await deleteNetnsByName(netns);
   }
   await deleteHostBridge(network);
-  if (stale.dir.startsWith(join(tmpdir(), 'khrun-cluster-'))) await rm(stale.dir, { recursive: true, force: true });
+  if (stale.dir.startsWith(join(tmpdir(), 'khrun-cluster-')))
+    await rm(stale.dir, { recursive: true, force: true });
 }

@@ -76,7 +76,11 @@ export function podNetworkNames(net: PodNetwork, podUid: string): { netns: strin
 }
 
 /** Creates the pod's network namespace with address podIp on eth0 and loopback up. */
-export async function createPodNetwork(net: PodNetwork, podUid: string, podIp: string): Promise<{ netns: string }> {
+export async function createPodNetwork(
+  net: PodNetwork,
+  podUid: string,
+  podIp: string,
+): Promise<{ netns: string }> {
   const { netns, hostVeth } = podNetworkNames(net, podUid);
   await deletePodNetwork(net, podUid);
   await ip(['netns', 'add', netns]);

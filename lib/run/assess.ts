@@ -127,7 +127,8 @@ export function assessRun(o: RunObservation, timings: RunTimings = DEFAULT_TIMIN
   // Someone else is deleting the pod (a drain, a person, the khcheck's garbage collection): its exit is the
   // deletion's doing, not the check's. A report may still land while it terminates; once it has
   // stopped (or is gone) without one, nothing is recorded.
-  const deletedByOthers = (!pod && o.podSeen) || (pod?.metadata?.deletionTimestamp !== undefined && isPodTerminal(pod));
+  const deletedByOthers =
+    (!pod && o.podSeen) || (pod?.metadata?.deletionTimestamp !== undefined && isPodTerminal(pod));
   if (pod?.metadata?.deletionTimestamp && !deletedByOthers && nowMs < run.deadlineMs) {
     return { kind: 'wait', untilMs: run.deadlineMs };
   }

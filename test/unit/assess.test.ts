@@ -238,13 +238,24 @@ describe('assessRun: no report', () => {
       ...pod(phase, { containers }),
       metadata: { ...pod(phase).metadata, deletionTimestamp: new Date(T0 + 3_000) },
     });
-    const stillRunning = assessRun(observe({ pod: deleting('Running', [running('main')]), podSeen: true }), TIMINGS);
-    expect(stillRunning).toEqual({ kind: 'wait', untilMs: RUN.deadlineMs });
-    const stopped = assessRun(
-      observe({ pod: deleting('Failed', [terminated('main', 143, { reason: 'Error' })]), podSeen: true, nowMs: T0 + 4_000 }),
+    const stillRunning = assessRun(
+      observe({ pod: deleting('Running', [running('main')]), podSeen: true }),
       TIMINGS,
     );
-    expect(stopped).toMatchObject({ kind: 'finish', removePods: false, outcome: { kind: 'Skipped', ok: true } });
+    expect(stillRunning).toEqual({ kind: 'wait', untilMs: RUN.deadlineMs });
+    const stopped = assessRun(
+      observe({
+        pod: deleting('Failed', [terminated('main', 143, { reason: 'Error' })]),
+        podSeen: true,
+        nowMs: T0 + 4_000,
+      }),
+      TIMINGS,
+    );
+    expect(stopped).toMatchObject({
+      kind: 'finish',
+      removePods: false,
+      outcome: { kind: 'Skipped', ok: true },
+    });
   });
 
   it('times out a pod that is still terminating at the deadline instead of waiting forever', () => {

@@ -82,7 +82,11 @@ describe('resolveContainerEnv', () => {
     ['/usr/local/lib/node_modules', '/usr/local/lib/node_modules:/opt/khrun/node_modules'],
   ])('appends the image stand-in to NODE_PATH (pod value %s)', (own, expected) => {
     const container = { name: 'c', image: 'i', ...(own ? { env: [{ name: 'NODE_PATH', value: own }] } : {}) };
-    const result = resolveContainerEnv(container, { ...ctx, imageNodePath: '/opt/khrun/node_modules' }, objects);
+    const result = resolveContainerEnv(
+      container,
+      { ...ctx, imageNodePath: '/opt/khrun/node_modules' },
+      objects,
+    );
     expect(result.ok && Object.fromEntries(result.env).NODE_PATH).toBe(expected);
   });
 

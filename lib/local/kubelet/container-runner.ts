@@ -146,7 +146,13 @@ async function resolveEnv(ctx: RunnerContext, spec: V1Container) {
     };
     return resolveContainerEnv(
       spec,
-      { pod, podIp: ctx.sandbox.podIp, hostIp: ctx.hostIp, apiServer: ctx.apiServer, imageNodePath: ctx.imageNodePath },
+      {
+        pod,
+        podIp: ctx.sandbox.podIp,
+        hostIp: ctx.hostIp,
+        apiServer: ctx.apiServer,
+        imageNodePath: ctx.imageNodePath,
+      },
       objects,
     );
   } catch (error) {
