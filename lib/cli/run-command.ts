@@ -21,6 +21,8 @@ export interface RunCommandOptions {
   write: (line: string) => void;
   /** Progress lines for a person at a terminal; undefined when not on one. */
   progress?: (line: string) => void;
+  /** Called at each phase of the iteration (claimed, pod created, ...), independently of progress. */
+  onPhase?: (phase: string, extra?: Record<string, unknown>) => void;
 }
 
 /** `khrun run`: one iteration, mapped to an exit code. Infrastructure errors are exit 1, usage errors 2. */
@@ -50,12 +52,15 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
       signal: opts.signal,
       log: opts.log,
       leaseMs: opts.leaseMs,
-      onPhase: opts.progress
-        ? (phase, extra) =>
-            opts.progress?.(
-              `${((Date.now() - startedMs) / 1000).toFixed(1)}s  ${phase}${extra?.pod ? ` ${extra.pod}` : ''}`,
-            )
-        : undefined,
+      onPhase:
+        opts.progress || opts.onPhase
+          ? (phase, extra) => {
+              opts.progress?.(
+                `${((Date.now() - startedMs) / 1000).toFixed(1)}s  ${phase}${extra?.pod ? ` ${extra.pod}` : ''}`,
+              );
+              opts.onPhase?.(phase, extra);
+            }
+          : undefined,
     });
     const json = resultJson(result, { namespace: opts.namespace, name: opts.checkName });
     if (opts.output === 'json') opts.write(JSON.stringify(json));

@@ -70,7 +70,14 @@ export async function resolveBinaries(opts: BinaryOptions): Promise<ClusterBinar
     const partial = `${target}.partial-${process.pid}`;
     progress(`building ${command} from the Go module proxy (first time only; takes minutes on 2 cores)`);
     try {
-      await goBuild({ moduleDir: join(opts.buildDir, module), pkg, output: partial, ldflags, onProgress: progress, signal: opts.signal });
+      await goBuild({
+        moduleDir: join(opts.buildDir, module),
+        pkg,
+        output: partial,
+        ldflags,
+        onProgress: progress,
+        signal: opts.signal,
+      });
       await rename(partial, target);
     } finally {
       await rm(partial, { force: true });
@@ -85,12 +92,19 @@ export async function resolveBinaries(opts: BinaryOptions): Promise<ClusterBinar
     etcd = join(opts.kubebuilderAssets, 'etcd');
     kubeApiserver = join(opts.kubebuilderAssets, 'kube-apiserver');
     for (const p of [etcd, kubeApiserver]) {
-      if (!(await isExecutable(p))) throw new Error(`KUBEBUILDER_ASSETS is set, but ${p} is not an executable file`);
+      if (!(await isExecutable(p)))
+        throw new Error(`KUBEBUILDER_ASSETS is set, but ${p} is not an executable file`);
     }
     notices.push(`etcd and kube-apiserver from KUBEBUILDER_ASSETS (${opts.kubebuilderAssets})`);
   } else {
     etcd = await ensure(etcdDir, 'etcd', 'etcd', 'go.etcd.io/etcd/server/v3', '-s -w');
-    kubeApiserver = await ensure(kubeDir, 'kube-apiserver', 'kubernetes', 'k8s.io/kubernetes/cmd/kube-apiserver', kubeLd);
+    kubeApiserver = await ensure(
+      kubeDir,
+      'kube-apiserver',
+      'kubernetes',
+      'k8s.io/kubernetes/cmd/kube-apiserver',
+      kubeLd,
+    );
   }
   const extras: Partial<Record<(typeof KUBE_COMMANDS)[number], string>> = {};
   for (const command of KUBE_COMMANDS.slice(1)) {
@@ -98,7 +112,13 @@ export async function resolveBinaries(opts: BinaryOptions): Promise<ClusterBinar
     if (await isExecutable(cached)) {
       extras[command] = cached;
     } else if (await goVersion()) {
-      extras[command] = await ensure(kubeDir, command, 'kubernetes', `k8s.io/kubernetes/cmd/${command}`, kubeLd);
+      extras[command] = await ensure(
+        kubeDir,
+        command,
+        'kubernetes',
+        `k8s.io/kubernetes/cmd/${command}`,
+        kubeLd,
+      );
     } else {
       notices.push(
         `${command} skipped: not cached and Go is not installed; namespaces get no default ServiceAccount, ` +
@@ -126,4 +146,33 @@ function kubeVersionLdflags(version: string): string {
     flags.push(`-X ${pkg}.gitTreeState=clean`);
   }
   return flags.join(' ');
+}
+
+/**
+ * A kubectl of the pinned Kubernetes version (for `kubectl apply -k` and `kubectl create job --from` in
+ * tests), from the same cache, built from the wrapper module the first time.
+ */
+export async function resolveKubectl(opts: Omit<BinaryOptions, 'kubebuilderAssets'>): Promise<string> {
+  const versions = await pinnedVersions(opts.buildDir);
+  const dir = join(opts.cacheDir, 'bin', `kubernetes-${versions.kubernetes}`);
+  const target = join(dir, 'kubectl');
+  if (await isExecutable(target)) return target;
+  if (!(await goVersion())) throw new Error(`kubectl is not in ${dir} and Go is not installed to build it`);
+  await mkdir(dir, { recursive: true });
+  const partial = `${target}.partial-${process.pid}`;
+  (opts.onProgress ?? (() => {}))('building kubectl from the Go module proxy (first time only)');
+  try {
+    await goBuild({
+      moduleDir: join(opts.buildDir, 'kubernetes'),
+      pkg: 'k8s.io/kubernetes/cmd/kubectl',
+      output: partial,
+      ldflags: kubeVersionLdflags(versions.kubernetes),
+      onProgress: opts.onProgress ?? (() => {}),
+      signal: opts.signal,
+    });
+    await rename(partial, target);
+  } finally {
+    await rm(partial, { force: true });
+  }
+  return target;
 }

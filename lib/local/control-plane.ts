@@ -67,7 +67,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       async () => {
         if (!byName.has(proc.name) || byName.get(proc.name) !== proc) {
           const log = await readFile(proc.logFile, 'utf8').catch(() => '');
-          throw new Error(`${proc.name} exited during start-up; last log lines:\n${log.split('\n').slice(-15).join('\n')}`);
+          throw new Error(
+            `${proc.name} exited during start-up; last log lines:\n${log.split('\n').slice(-15).join('\n')}`,
+          );
         }
         return attempt();
       },
@@ -135,7 +137,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     // The self-signed serving certificate is followed by its CA in the same file.
     const caPem = await readFile(join(certDir, 'apiserver.crt'), 'utf8');
     const caData = Buffer.from(caPem).toString('base64');
-    const adminKubeConfig = kubeConfigFor({ server, caData, token: creds.admin.token, user: creds.admin.name });
+    const adminKubeConfig = kubeConfigFor({
+      server,
+      caData,
+      token: creds.admin.token,
+      user: creds.admin.name,
+    });
     const kubeconfigPath = join(dir, 'kubeconfig');
     await writeFile(kubeconfigPath, adminKubeConfig.exportConfig(), { mode: 0o600 });
     const version = await adminKubeConfig.makeApiClient(VersionApi).getCode();

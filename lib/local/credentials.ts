@@ -27,7 +27,11 @@ export async function writeCredentials(dir: string): Promise<ControlPlaneCredent
   });
   const saKeyFile = join(dir, 'sa.key');
   await writeFile(saKeyFile, privateKey, { mode: 0o600 });
-  const admin: StaticUser = { token: randomBytes(24).toString('hex'), name: 'khrun-admin', groups: ['system:masters'] };
+  const admin: StaticUser = {
+    token: randomBytes(24).toString('hex'),
+    name: 'khrun-admin',
+    groups: ['system:masters'],
+  };
   const tokenFile = join(dir, 'tokens.csv');
   await writeFile(tokenFile, `${admin.token},${admin.name},uid-khrun-admin,"${admin.groups.join(',')}"\n`, {
     mode: 0o600,

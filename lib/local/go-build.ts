@@ -27,12 +27,16 @@ export async function goBuild(opts: {
   signal?: AbortSignal;
 }): Promise<void> {
   const startedMs = Date.now();
-  const child = spawn('go', ['build', '-v', '-trimpath', '-ldflags', opts.ldflags, '-o', opts.output, opts.pkg], {
-    cwd: opts.moduleDir,
-    env: { ...process.env, CGO_ENABLED: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    signal: opts.signal,
-  });
+  const child = spawn(
+    'go',
+    ['build', '-v', '-trimpath', '-ldflags', opts.ldflags, '-o', opts.output, opts.pkg],
+    {
+      cwd: opts.moduleDir,
+      env: { ...process.env, CGO_ENABLED: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      signal: opts.signal,
+    },
+  );
   let compiled = 0;
   const tail: string[] = [];
   const lines = createInterface({ input: child.stderr });

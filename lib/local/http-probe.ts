@@ -4,7 +4,10 @@ import { request } from 'node:https';
  * GET over HTTPS without verifying the certificate: used only to see whether a component that has just
  * started serves yet (its certificate may not be known to us until it has written it).
  */
-export function probeStatus(url: string, opts: { token?: string; signal?: AbortSignal } = {}): Promise<number> {
+export function probeStatus(
+  url: string,
+  opts: { token?: string; signal?: AbortSignal } = {},
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,

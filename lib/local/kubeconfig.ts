@@ -1,7 +1,12 @@
 import { KubeConfig } from '@kubernetes/client-node';
 
 /** A kubeconfig for a bearer token against the local API server, verifying its self-signed CA. */
-export function kubeConfigFor(opts: { server: string; caData: string; token: string; user: string }): KubeConfig {
+export function kubeConfigFor(opts: {
+  server: string;
+  caData: string;
+  token: string;
+  user: string;
+}): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'khrun-local', server: opts.server, caData: opts.caData, skipTLSVerify: false }],

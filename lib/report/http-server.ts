@@ -11,7 +11,7 @@ export interface ReportServerOptions {
   port: number;
   /** Bodies larger than this are refused before they are read (default 256 KiB). */
   maxBodyBytes?: number;
-  /** A sender slower than this for the whole request is cut off (default 10 s). */
+  /** A request not answered within this is cut off, slow senders included (default 30 s). */
   requestTimeoutMs?: number;
   /** Extra routes (status pages, health) served by the same listener. */
   extraRoutes?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
@@ -102,7 +102,7 @@ export async function startReportServer(
       send(res, 500, 'internal error; retry');
     }
   });
-  server.requestTimeout = opts.requestTimeoutMs ?? 10_000;
+  server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
   server.headersTimeout = Math.min(server.requestTimeout, 10_000);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

@@ -8,9 +8,9 @@ export type NamespaceScope = { namespaces: string[] } | 'all';
 
 /**
  * How long a header-less report waits for its pod's IP to appear in the pod's status (the kubelet writes it
- * asynchronously). Short: every unidentifiable request holds a connection this long.
+ * asynchronously; v2 waited up to a minute). Every unidentifiable request holds its connection this long.
  */
-export const DEFAULT_IP_LOOKUP_WAIT_MS = 3_000;
+export const DEFAULT_IP_LOOKUP_WAIT_MS = 10_000;
 
 const IP_SHAPE = /^[0-9a-fA-F:.]{2,45}$/;
 

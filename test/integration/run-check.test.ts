@@ -7,13 +7,13 @@ import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpe
 import {
   createCheck,
   goCheckerBinary,
+  type KhrunResult,
   nodeContainer,
   npmClientEnv,
   outcomeOf,
   readState,
   runKhrun,
   startKhrun,
-  type KhrunResult,
 } from './helpers/khrun.ts';
 
 const kc = adminKubeConfig();
@@ -379,7 +379,10 @@ describe('khrun run, one iteration on the local cluster', () => {
 /** Matches the runner's JSON outcome; on mismatch the message carries the outcome and the runner's log. */
 function expectOutcome(result: KhrunResult, expected: Record<string, unknown>) {
   const outcome = outcomeOf(result);
-  expect(outcome, `${JSON.stringify(outcome)}\n${result.stdout.slice(-3000)}\n${result.stderr.slice(-2000)}`).toMatchObject(expected);
+  expect(
+    outcome,
+    `${JSON.stringify(outcome)}\n${result.stdout.slice(-3000)}\n${result.stderr.slice(-2000)}`,
+  ).toMatchObject(expected);
 }
 
 /** Reruns the check until an invocation adopts the orphaned run (each invocation before that skips). */

@@ -195,7 +195,10 @@ export class PodWorker {
     this.sandbox = sandbox;
     this.rt.podIp = sandbox.podIp;
     this.rt.sandboxReady = true;
-    this.writer.request();
+    // Publish the pod IP before any container starts, as a kubelet's sandbox does: servers that identify
+    // callers by source address (Kuberhealthy's header-less report clients) look it up in the status.
+    // Bounded, so an unreachable API server does not hold the pod back.
+    await Promise.race([this.writer.flush(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     const volumes = await retryUntilStopped(
       'FailedMount',
       () =>

@@ -1,0 +1,70 @@
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { HttpRequest } from '@smithy/protocol-http';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import type { Dispatcher } from '../schedule/tick.ts';
+
+/** The event a runCheck invocation receives: from the tick, a schedule rule's input, or `aws lambda invoke`. */
+export interface RunCheckEvent {
+  checkName: string;
+  namespace: string;
+}
+
+export interface LambdaInvokeOptions {
+  functionName: string;
+  region: string;
+  credentials: AwsCredentialIdentity | AwsCredentialIdentityProvider;
+  /** Defaults to https://lambda.<region>.amazonaws.com; tests point it at a local server. */
+  endpoint?: string;
+  fetch?: typeof fetch;
+}
+
+/**
+ * Sends one asynchronous invocation (InvocationType Event) through Lambda's Invoke API, signed with SigV4:
+ * Lambda queues it and answers 202, and the function's EventInvokeConfig (no retries) decides what happens
+ * on failure. Lambda's own API is used directly to keep the tick's bundle small (no SDK client).
+ */
+export async function invokeAsync(opts: LambdaInvokeOptions, event: RunCheckEvent): Promise<string> {
+  const endpoint = new URL(opts.endpoint ?? `https://lambda.${opts.region}.amazonaws.com`);
+  const path = `/2015-03-31/functions/${encodeURIComponent(opts.functionName)}/invocations`;
+  const body = JSON.stringify(event);
+  const signer = new SignatureV4({
+    service: 'lambda',
+    region: opts.region,
+    credentials: opts.credentials,
+    sha256: Sha256,
+  });
+  const signed = await signer.sign(
+    new HttpRequest({
+      protocol: endpoint.protocol,
+      hostname: endpoint.hostname,
+      port: endpoint.port ? Number(endpoint.port) : undefined,
+      method: 'POST',
+      path,
+      headers: {
+        host: endpoint.host,
+        'content-type': 'application/json',
+        'x-amz-invocation-type': 'Event',
+      },
+      body,
+    }),
+  );
+  // fetch derives Host from the URL (the same value that was signed) and refuses to be given one.
+  const { host: _host, ...headers } = signed.headers;
+  const res = await (opts.fetch ?? fetch)(new URL(path, endpoint), { method: 'POST', headers, body });
+  const text = await res.text();
+  if (res.status !== 202) {
+    throw new Error(`Lambda Invoke of ${opts.functionName} answered ${res.status}: ${text.slice(0, 300)}`);
+  }
+  return res.headers.get('x-amzn-requestid') ?? '';
+}
+
+/** AWS mode of the tick: each due check becomes one asynchronous invocation of the runCheck function. */
+export function lambdaDispatcher(opts: LambdaInvokeOptions): Dispatcher {
+  return {
+    refFor: (_check, nowMs) => `lambda:${opts.functionName}@${Math.floor(nowMs / 1000)}`,
+    async dispatch(check) {
+      await invokeAsync(opts, { checkName: check.name, namespace: check.namespace });
+    },
+  };
+}

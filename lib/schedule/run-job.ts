@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import type { V1Container, V1EnvVar, V1JobSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
+
+/** Labels on everything khrun creates for running checks, so it can find (and clean up) its own objects. */
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by' as const;
+export const MANAGED_BY = 'khrun' as const;
+export const COMPONENT_LABEL = 'app.kubernetes.io/component' as const;
+/** The check a Job or CronJob runs: a label (cut to fit) for selection, annotations for the exact name. */
+export const CHECK_LABEL = 'khrun.dev/check' as const;
+export const CHECK_NAME_ANNOTATION = 'khrun.dev/check-name' as const;
+export const CHECK_NAMESPACE_ANNOTATION = 'khrun.dev/check-namespace' as const;
+
+/** The runner's container in the template: the one named "runner", else the first. */
+export const RUNNER_CONTAINER = 'runner' as const;
+
+export interface RunJobOptions {
+  /** Seconds added to the check's timeout for pod start-up and clean-up: the Job's activeDeadlineSeconds. */
+  deadlineMarginSeconds: number;
+  /** Finished Jobs are garbage-collected after this long. */
+  ttlSecondsAfterFinished: number;
+}
+
+export const DEFAULT_RUN_JOB_OPTIONS: RunJobOptions = {
+  deadlineMarginSeconds: 120,
+  ttlSecondsAfterFinished: 3600,
+};
+
+export interface CheckRef {
+  namespace: string;
+  name: string;
+  timeoutMs: number;
+}
+
+const hash = (text: string, length: number) =>
+  createHash('sha256').update(text).digest('hex').slice(0, length);
+
+/**
+ * A DNS-1123 name of at most maxLength characters: prefix + check name, cut and suffixed with a hash of
+ * the full namespace/name when it does not fit (so two long names never collide).
+ */
+export function fitName(
+  prefix: string,
+  check: { namespace: string; name: string },
+  maxLength: number,
+): string {
+  const full = `${prefix}-${check.name}`;
+  if (full.length <= maxLength) return full;
+  const suffix = hash(`${check.namespace}/${check.name}`, 6);
+  return `${full.slice(0, maxLength - suffix.length - 1).replace(/[-.]+$/, '')}-${suffix}`;
+}
+
+/** The label value for a check name: label values are limited to 63 characters. */
+export function checkLabelValue(check: { namespace: string; name: string }): string {
+  return check.name.length <= 63 ? check.name : fitName('c', check, 63);
+}
+
+function withEnv(env: V1EnvVar[] | undefined, set: Record<string, string>): V1EnvVar[] {
+  const kept = (env ?? []).filter((e) => !(e.name in set));
+  return [...kept, ...Object.entries(set).map(([name, value]) => ({ name, value }))];
+}
+
+/** The name of the runner container a template holds (for podFailurePolicy). */
+export function runnerContainerName(template: V1PodTemplateSpec): string {
+  const containers = template.spec?.containers ?? [];
+  const runner = containers.find((c) => c.name === RUNNER_CONTAINER) ?? containers[0];
+  if (!runner) throw new Error('the runner pod template has no container');
+  return runner.name;
+}
+
+/**
+ * The Job spec of one runner invocation for a check, from the deployment's runner pod template (image,
+ * ServiceAccount, resources, POD_IP/POD_NAME): the check named by CHECK_NAME/CHECK_NAMESPACE, never
+ * retried automatically (backoffLimit 0; exit 2, a configuration error, fails the Job at once), bounded by
+ * the check's timeout plus a margin, collected after ttlSecondsAfterFinished. A pod lost to a disruption
+ * (drain, eviction) does not count: its replacement adopts the run from the khstate.
+ */
+export function runJobSpec(template: V1PodTemplateSpec, check: CheckRef, opts: RunJobOptions): V1JobSpec {
+  const runner = runnerContainerName(template);
+  const labels = {
+    ...(template.metadata?.labels ?? {}),
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+    [CHECK_LABEL]: checkLabelValue(check),
+  };
+  const containers: V1Container[] = (template.spec?.containers ?? []).map((c) =>
+    c.name === runner
+      ? { ...c, env: withEnv(c.env, { CHECK_NAME: check.name, CHECK_NAMESPACE: check.namespace }) }
+      : c,
+  );
+  return {
+    backoffLimit: 0,
+    activeDeadlineSeconds: Math.ceil(check.timeoutMs / 1000) + opts.deadlineMarginSeconds,
+    ttlSecondsAfterFinished: opts.ttlSecondsAfterFinished,
+    podFailurePolicy: {
+      rules: [
+        { action: 'FailJob', onExitCodes: { containerName: runner, operator: 'In', values: [2] } },
+        { action: 'Ignore', onPodConditions: [{ type: 'DisruptionTarget', status: 'True' }] },
+      ],
+    },
+    template: {
+      metadata: {
+        ...template.metadata,
+        labels,
+        annotations: {
+          ...(template.metadata?.annotations ?? {}),
+          [CHECK_NAME_ANNOTATION]: check.name,
+          [CHECK_NAMESPACE_ANNOTATION]: check.namespace,
+        },
+      },
+      spec: { ...template.spec, restartPolicy: 'Never', containers },
+    },
+  };
+}

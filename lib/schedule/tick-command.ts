@@ -1,0 +1,47 @@
+import type { NamespaceScope } from '../report/kube-lookup.ts';
+import type { Log } from '../run/ports.ts';
+import type { DueTimings } from './due.ts';
+import { type Dispatcher, runTick, type TickEntry, type TickKube } from './tick.ts';
+
+export interface TickCommandOptions {
+  kube: TickKube;
+  dispatcher: Dispatcher;
+  scope: NamespaceScope;
+  identity: string;
+  timings?: DueTimings;
+  output: 'text' | 'json';
+  log: Log;
+  write: (line: string) => void;
+}
+
+/** One line per check: what the tick decided and what it sent. */
+export function describeEntry(e: TickEntry, nowMs: number): string {
+  switch (e.result) {
+    case 'dispatched':
+      return `${e.check}: dispatched ${e.ref} (${e.decision.reason})`;
+    case 'failed':
+      return `${e.check}: dispatch FAILED (${e.error})`;
+    case 'lost':
+      return `${e.check}: dispatched by another tick${e.ref ? ` (${e.ref})` : ''}`;
+    case 'not-due': {
+      const next = e.decision.due ? 0 : e.decision.nextCheckMs;
+      return `${e.check}: ${e.decision.reason} (next look in ${Math.max(0, Math.round((next - nowMs) / 1000))}s)`;
+    }
+  }
+}
+
+/** `khrun tick`: exit 0 when every due check was dispatched (or taken by another tick), 1 when a dispatch failed. */
+export async function tickCommand(opts: TickCommandOptions): Promise<number> {
+  const entries = await runTick(
+    { kube: opts.kube, dispatcher: opts.dispatcher, clock: { nowMs: () => Date.now() }, log: opts.log },
+    { scope: opts.scope, identity: opts.identity, timings: opts.timings },
+  );
+  const nowMs = Date.now();
+  if (opts.output === 'json') opts.write(JSON.stringify({ entries }));
+  else {
+    for (const e of entries) opts.write(describeEntry(e, nowMs));
+    const sent = entries.filter((e) => e.result === 'dispatched').length;
+    opts.write(`tick: ${entries.length} checks, ${sent} dispatched`);
+  }
+  return entries.some((e) => e.result === 'failed') ? 1 : 0;
+}

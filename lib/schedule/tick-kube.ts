@@ -1,0 +1,129 @@
+import {
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type V1PodTemplateSpec,
+} from '@kubernetes/client-node';
+import {
+  KH_GROUP,
+  KH_VERSION,
+  KHCHECK_PLURAL,
+  KHSTATE_PLURAL,
+  type KhCheck,
+  type KhState,
+} from '../check/types.ts';
+import { classifyApiError, isNotFound } from '../kube/errors.ts';
+import type { NamespaceScope } from '../report/kube-lookup.ts';
+import { kubePort } from '../run/kube-port.ts';
+import {
+  CHECK_LABEL,
+  CHECK_NAME_ANNOTATION,
+  CHECK_NAMESPACE_ANNOTATION,
+  type CheckRef,
+  COMPONENT_LABEL,
+  checkLabelValue,
+  fitName,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  type RunJobOptions,
+  runJobSpec,
+} from './run-job.ts';
+import type { Dispatcher, TickKube } from './tick.ts';
+import { retryTransient } from './transient.ts';
+
+const co = { group: KH_GROUP, version: KH_VERSION };
+
+/** Lists a khrun custom resource in the scope: one cluster-wide list, or one list per namespace. */
+export async function listInScope<T>(kc: KubeConfig, plural: string, scope: NamespaceScope): Promise<T[]> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  if (scope === 'all')
+    return ((await custom.listClusterCustomObject({ ...co, plural })) as { items: T[] }).items;
+  const lists = await Promise.all(
+    scope.namespaces.map(
+      async (namespace) =>
+        ((await custom.listNamespacedCustomObject({ ...co, plural, namespace })) as { items: T[] }).items,
+    ),
+  );
+  return lists.flat();
+}
+
+/** TickKube over the API server. */
+export function tickKube(kc: KubeConfig): TickKube {
+  const port = kubePort(kc);
+  return {
+    listChecks: (scope) => retryTransient(() => listInScope<KhCheck>(kc, KHCHECK_PLURAL, scope)),
+    listStates: (scope) => retryTransient(() => listInScope<KhState>(kc, KHSTATE_PLURAL, scope)),
+    readState: (namespace, name) => retryTransient(() => port.readState(namespace, name)),
+    createState: port.createState,
+    replaceState: port.replaceState,
+  };
+}
+
+/** Reads the runner pod template (a v1 PodTemplate) that dispatched Jobs and per-check CronJobs are made from. */
+export async function readRunnerTemplate(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<V1PodTemplateSpec> {
+  try {
+    const found = await retryTransient(() =>
+      kc.makeApiClient(CoreV1Api).readNamespacedPodTemplate({ name, namespace }),
+    );
+    if (!found.template) throw new Error(`PodTemplate ${namespace}/${name} has no template`);
+    return found.template;
+  } catch (error) {
+    if (isNotFound(error)) {
+      throw new Error(
+        `the runner PodTemplate ${namespace}/${name} does not exist; apply infra/deploy (kubectl apply -k) or pass --pod-template`,
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * Cluster mode: each dispatch is a Job in the tick's namespace made from the runner PodTemplate. The Job
+ * name carries the dispatch time, so it is unique per claim; an AlreadyExists means this exact dispatch
+ * was sent already (a retried tick) and counts as done.
+ */
+export function jobDispatcher(opts: {
+  kc: KubeConfig;
+  namespace: string;
+  template: V1PodTemplateSpec;
+  jobOptions: RunJobOptions;
+}): Dispatcher {
+  const batch = opts.kc.makeApiClient(BatchV1Api);
+  return {
+    refFor: (check, nowMs) =>
+      `${fitName('khrun-run', check, 52 - 9)}-${Math.floor(nowMs / 1000).toString(36)}`,
+    async dispatch(check: CheckRef, ref: string) {
+      try {
+        await batch.createNamespacedJob({
+          namespace: opts.namespace,
+          body: {
+            apiVersion: 'batch/v1',
+            kind: 'Job',
+            metadata: {
+              name: ref,
+              namespace: opts.namespace,
+              labels: {
+                [MANAGED_BY_LABEL]: MANAGED_BY,
+                [COMPONENT_LABEL]: 'run',
+                [CHECK_LABEL]: checkLabelValue(check),
+              },
+              annotations: {
+                [CHECK_NAME_ANNOTATION]: check.name,
+                [CHECK_NAMESPACE_ANNOTATION]: check.namespace,
+              },
+            },
+            spec: runJobSpec(opts.template, check, opts.jobOptions),
+          },
+        });
+      } catch (error) {
+        if (classifyApiError(error) === 'AlreadyExists') return;
+        throw error;
+      }
+    },
+  };
+}

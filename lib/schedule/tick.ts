@@ -1,0 +1,142 @@
+import { newKhState } from '../check/khstate.ts';
+import type { KhCheck, KhState } from '../check/types.ts';
+import type { NamespaceScope } from '../report/kube-lookup.ts';
+import { type Clock, type Log, WriteConflict } from '../run/ports.ts';
+import {
+  type DispatchClaim,
+  readDispatchClaim,
+  withDispatchClaim,
+  withoutDispatchClaim,
+} from './dispatch-claim.ts';
+import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings, decideDue } from './due.ts';
+import type { CheckRef } from './run-job.ts';
+import { scheduleOf } from './schedule-of.ts';
+
+/** What a tick needs from the API server, shaped like the domain; the real one is tick-kube.ts. */
+export interface TickKube {
+  listChecks(scope: NamespaceScope): Promise<KhCheck[]>;
+  listStates(scope: NamespaceScope): Promise<KhState[]>;
+  readState(namespace: string, name: string): Promise<KhState | null>;
+  /** Throws WriteConflict when it exists already. */
+  createState(state: KhState): Promise<KhState>;
+  /** metadata.resourceVersion is the precondition; throws WriteConflict on 409. */
+  replaceState(state: KhState): Promise<KhState>;
+}
+
+/** Sends one invocation of the runner for a check: a Job (cluster mode) or an async Lambda call (AWS). */
+export interface Dispatcher {
+  /** The name the invocation will have, recorded in the claim before it is sent. */
+  refFor(check: CheckRef, nowMs: number): string;
+  dispatch(check: CheckRef, ref: string): Promise<void>;
+}
+
+export type TickEntry = {
+  check: string;
+  decision: DueDecision;
+  result: 'dispatched' | 'not-due' | 'lost' | 'failed';
+  ref?: string;
+  error?: string;
+};
+
+export interface TickConfig {
+  scope: NamespaceScope;
+  /** Who dispatches (pod name, Lambda request id): written into the claim. */
+  identity: string;
+  timings?: DueTimings;
+  maxAttempts?: number;
+}
+
+const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
+
+/**
+ * One tick: finds the checks that are due and dispatches each as its own invocation; never runs a check
+ * itself. For each due check it first takes the dispatch claim with a compare-and-swap on the khstate, so
+ * two ticks at once dispatch a check once: the loser's write conflicts, it re-reads, and the claim it now
+ * sees makes the check not due. A dispatch that fails gives its claim back.
+ */
+export async function runTick(
+  deps: { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log },
+  cfg: TickConfig,
+): Promise<TickEntry[]> {
+  const { kube, log } = deps;
+  const timings = cfg.timings ?? DEFAULT_DUE_TIMINGS;
+  const maxAttempts = cfg.maxAttempts ?? 4;
+  const [checks, states] = await Promise.all([kube.listChecks(cfg.scope), kube.listStates(cfg.scope)]);
+  const stateByKey = new Map(states.map((s) => [keyOf(s.metadata.namespace, s.metadata.name), s]));
+  const entries: TickEntry[] = [];
+  const sorted = [...checks].sort((a, b) =>
+    keyOf(a.metadata.namespace, a.metadata.name).localeCompare(keyOf(b.metadata.namespace, b.metadata.name)),
+  );
+  for (const check of sorted) {
+    const { namespace, name } = check.metadata;
+    const ref = keyOf(namespace, name);
+    const schedule = scheduleOf(check);
+    const target: CheckRef = { namespace, name, timeoutMs: schedule.timeoutMs };
+    const decide = (state: KhState | null) =>
+      decideDue({
+        key: check.metadata.uid ?? ref,
+        runIntervalMs: schedule.runIntervalMs,
+        createdAtMs: Date.parse(check.metadata.creationTimestamp as unknown as string) || 0,
+        state,
+        nowMs: deps.clock.nowMs(),
+        timings,
+      });
+    let state = stateByKey.get(ref) ?? null;
+    let decision = decide(state);
+    if (!decision.due) {
+      entries.push({ check: ref, decision, result: 'not-due' });
+      continue;
+    }
+    let claimed: { claim: DispatchClaim } | undefined;
+    for (let attempt = 1; attempt <= maxAttempts && decision.due; attempt++) {
+      const nowMs = deps.clock.nowMs();
+      const claim: DispatchClaim = {
+        atMs: nowMs,
+        ref: deps.dispatcher.refFor(target, nowMs),
+        by: cfg.identity,
+      };
+      try {
+        if (state) await kube.replaceState(withDispatchClaim(state, claim));
+        else await kube.createState(withDispatchClaim(newKhState(name, namespace), claim));
+        claimed = { claim };
+        break;
+      } catch (error) {
+        if (!(error instanceof WriteConflict)) throw error;
+        state = await kube.readState(namespace, name);
+        decision = decide(state);
+      }
+    }
+    if (!claimed) {
+      const other = readDispatchClaim(state);
+      entries.push({ check: ref, decision, result: 'lost', ...(other ? { ref: other.ref } : {}) });
+      if (decision.due) log.warn('dispatch claim kept conflicting; left for the next tick', { check: ref });
+      continue;
+    }
+    try {
+      await deps.dispatcher.dispatch(target, claimed.claim.ref);
+      log.info('dispatched', { check: ref, ref: claimed.claim.ref, reason: decision.reason });
+      entries.push({ check: ref, decision, result: 'dispatched', ref: claimed.claim.ref });
+    } catch (error) {
+      const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+      log.error('dispatch failed', { check: ref, ref: claimed.claim.ref, error: message });
+      await releaseClaim(kube, namespace, name, claimed.claim).catch(() => undefined);
+      entries.push({ check: ref, decision, result: 'failed', ref: claimed.claim.ref, error: message });
+    }
+  }
+  return entries;
+}
+
+/** Gives a claim back, only if it is still ours (another tick may have claimed since). */
+async function releaseClaim(kube: TickKube, namespace: string, name: string, claim: DispatchClaim) {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const state = await kube.readState(namespace, name);
+    const current = readDispatchClaim(state);
+    if (!state || current?.ref !== claim.ref || current.atMs !== claim.atMs) return;
+    try {
+      await kube.replaceState(withoutDispatchClaim(state));
+      return;
+    } catch (error) {
+      if (!(error instanceof WriteConflict)) throw error;
+    }
+  }
+}

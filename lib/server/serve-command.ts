@@ -1,0 +1,39 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { NamespaceScope } from '../report/kube-lookup.ts';
+import type { Log } from '../run/ports.ts';
+import type { Route } from './routes.ts';
+import { startServe } from './serve.ts';
+
+export interface ServeCommandOptions {
+  kc: KubeConfig;
+  scope: NamespaceScope;
+  host: string;
+  port: number;
+  identity: string;
+  maxBodyBytes?: number;
+  requestTimeoutMs?: number;
+  /** How long requests in flight may take to finish after SIGTERM. */
+  drainMs: number;
+  extraRoutes?: readonly Route[];
+  log: Log;
+  /** Aborts on SIGTERM/SIGINT: the server drains and the command returns. */
+  signal: AbortSignal;
+  write: (line: string) => void;
+}
+
+/** `khrun serve`: serves until the signal, then shuts down gracefully; exit 0 after a clean drain. */
+export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
+  const serve = await startServe(opts);
+  const scope = opts.scope === 'all' ? 'all namespaces' : `namespaces ${opts.scope.namespaces.join(', ')}`;
+  opts.log.info('serving', { url: serve.url, scope });
+  opts.write(`khrun serve: reports at ${serve.url} for ${scope}; health at /healthz and /readyz`);
+  await new Promise<void>((resolve) => {
+    if (opts.signal.aborted) resolve();
+    else opts.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  const startedMs = Date.now();
+  opts.log.info('shutting down', { reason: String(opts.signal.reason), drainMs: opts.drainMs });
+  await serve.shutdown({ graceMs: opts.drainMs });
+  opts.log.info('stopped', { drainedInMs: Date.now() - startedMs });
+  return 0;
+}

@@ -1,0 +1,63 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type RunningServer, startReportServer } from '../report/http-server.ts';
+import { kubeCallerLookup, type NamespaceScope } from '../report/kube-lookup.ts';
+import { kubePort } from '../run/kube-port.ts';
+import type { Clock, Log } from '../run/ports.ts';
+import { chainRoutes, healthRoutes, type Route } from './routes.ts';
+
+export interface ServeOptions {
+  kc: KubeConfig;
+  /** The namespaces whose checker pods may report here: all, or a list. */
+  scope: NamespaceScope;
+  host: string;
+  port: number;
+  /** Written as AuthoritativePod with each accepted report. */
+  identity: string;
+  log: Log;
+  clock?: Clock;
+  maxBodyBytes?: number;
+  requestTimeoutMs?: number;
+  /** Routes served after the health routes and before the 404 (status pages plug in here). */
+  extraRoutes?: readonly Route[];
+}
+
+export interface RunningServe {
+  url: string;
+  port: number;
+  /** Readiness goes false at once; in-flight requests get up to graceMs; then the listener is closed. */
+  shutdown(opts: { graceMs: number }): Promise<void>;
+}
+
+/**
+ * The report endpoint as a long-running server shared by every runner: checker pods (in the listed
+ * namespaces or all of them) report here, each report is stored in its check's khstate, and the runner
+ * waiting on that khstate sees it by watch. Stateless: any number of replicas can serve behind a Service.
+ */
+export async function startServe(opts: ServeOptions): Promise<RunningServe> {
+  const kube = kubePort(opts.kc);
+  let draining = false;
+  const server: RunningServer = await startReportServer(
+    {
+      lookup: kubeCallerLookup(opts.kc, opts.scope),
+      state: { read: kube.readState, replace: kube.replaceState },
+      clock: opts.clock ?? { nowMs: () => Date.now() },
+      log: opts.log,
+      server: opts.identity,
+    },
+    {
+      host: opts.host,
+      port: opts.port,
+      maxBodyBytes: opts.maxBodyBytes,
+      requestTimeoutMs: opts.requestTimeoutMs,
+      extraRoutes: chainRoutes([healthRoutes({ ready: () => !draining }), ...(opts.extraRoutes ?? [])]),
+    },
+  );
+  return {
+    url: server.url,
+    port: server.port,
+    async shutdown({ graceMs }) {
+      draining = true;
+      await server.close({ graceMs });
+    },
+  };
+}

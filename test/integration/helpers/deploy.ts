@@ -1,0 +1,149 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { buildBundles } from '../../../lib/build/bundle.ts';
+import { resolveKubectl } from '../../../lib/local/binaries.ts';
+import { repoRoot } from './khrun.ts';
+
+const run = promisify(execFile);
+export const DEPLOY_NAMESPACE = 'kuberhealthy';
+
+function cacheDir(): string {
+  return (
+    process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun')
+  );
+}
+
+/** Builds the bundles (as `npm run build` does) into .khrun/test-dist, once per test file. */
+export async function buildTestBundles(): Promise<string> {
+  const outdir = join(repoRoot, '.khrun/test-dist');
+  await mkdir(outdir, { recursive: true });
+  await buildBundles({ root: repoRoot, outdir });
+  return outdir;
+}
+
+/**
+ * The image's ENTRYPOINT (infra/image/Dockerfile) as a local command: the process kubelet runs commands,
+ * not images, so pods run the same bundle with the same flags, minus tini (the kubelet signals the
+ * process itself), with node and /app/dist mapped to this machine's.
+ */
+export async function entrypointCommand(distDir: string): Promise<string[]> {
+  const dockerfile = await readFile(join(repoRoot, 'infra/image/Dockerfile'), 'utf8');
+  const line = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1];
+  if (!line) throw new Error('infra/image/Dockerfile has no exec-form ENTRYPOINT');
+  let argv = JSON.parse(line) as string[];
+  if (argv[0]?.endsWith('/tini')) argv = argv.slice(argv[1] === '--' ? 2 : 1);
+  return argv.map((a) => (a === 'node' ? process.execPath : a.replace(/^\/app\/dist\//, `${distDir}/`)));
+}
+
+export function kubectlPath(): Promise<string> {
+  return resolveKubectl({ cacheDir: cacheDir(), buildDir: join(repoRoot, 'infra/build') });
+}
+
+export async function kubectl(args: string[], opts: { kubeconfig?: string } = {}): Promise<string> {
+  const bin = await kubectlPath();
+  try {
+    const { stdout } = await run(
+      bin,
+      [`--kubeconfig=${opts.kubeconfig ?? inject('kubeconfigPath')}`, ...args],
+      {
+        maxBuffer: 32 * 1024 * 1024,
+      },
+    );
+    return stdout;
+  } catch (error) {
+    const e = error as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')} failed: ${e.stderr || e.message}`);
+  }
+}
+
+/**
+ * `kubectl apply -k` of infra/deploy with the given components, through an overlay that only replaces
+ * each container's command with the image's entrypoint (see entrypointCommand) and limits the tick to
+ * the test namespace. Everything else is the shipped manifests.
+ */
+export async function applyDeploy(opts: {
+  name: string;
+  distDir: string;
+  components?: Array<'serve' | 'sync' | 'examples'>;
+  tickNamespaces?: string;
+  /** CronJobs applied suspended (e.g. khrun-sync, which would otherwise manage every khcheck of the suite). */
+  suspend?: string[];
+}): Promise<string> {
+  const dir = join(repoRoot, '.khrun/test-overlays', opts.name);
+  await mkdir(dir, { recursive: true });
+  const rel = (p: string) => relative(dir, join(repoRoot, p));
+  const command = JSON.stringify(await entrypointCommand(opts.distDir));
+  const setCommand = (kind: string, path: string) =>
+    `  - target: { kind: ${kind} }\n    patch: '[{"op": "add", "path": "${path}/command", "value": ${command}}]'\n`;
+  const lines = [
+    'apiVersion: kustomize.config.k8s.io/v1beta1',
+    'kind: Kustomization',
+    'resources:',
+    `  - ${rel('infra/deploy')}`,
+    ...(opts.components?.length
+      ? ['components:', ...opts.components.map((c) => `  - ${rel(`infra/deploy/components/${c}`)}`)]
+      : []),
+    'patches:',
+    setCommand('PodTemplate', '/template/spec/containers/0').trimEnd(),
+    setCommand('CronJob', '/spec/jobTemplate/spec/template/spec/containers/0').trimEnd(),
+    setCommand('Deployment', '/spec/template/spec/containers/0').trimEnd(),
+  ];
+  if (opts.tickNamespaces) {
+    // Only the test's checks, and each dispatched at the first tick (no first-run spreading).
+    const env = (name: string, value: string) =>
+      `{"op": "add", "path": "/spec/jobTemplate/spec/template/spec/containers/0/env/-", "value": {"name": "${name}", "value": "${value}"}}`;
+    lines.push(
+      '  - target: { kind: CronJob, name: khrun-tick }',
+      `    patch: '[${env('KHRUN_NAMESPACES', opts.tickNamespaces)}, ${env('KHRUN_FIRST_RUN_JITTER', '0s')}]'`,
+    );
+  }
+  for (const name of opts.suspend ?? []) {
+    lines.push(
+      `  - target: { kind: CronJob, name: ${name} }`,
+      `    patch: '[{"op": "add", "path": "/spec/suspend", "value": true}]'`,
+    );
+  }
+  await writeFile(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
+  return kubectl(['apply', '-k', dir]);
+}
+
+/** A KubeConfig that authenticates as a ServiceAccount, with a token from the TokenRequest API. */
+export async function serviceAccountKubeConfig(
+  admin: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<KubeConfig> {
+  const core = admin.makeApiClient(CoreV1Api);
+  const request = await core.createNamespacedServiceAccountToken({
+    name,
+    namespace,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`no token for ${namespace}/${name}`);
+  const cluster = admin.getCurrentCluster()!;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      { name: 'local', server: cluster.server, caData: cluster.caData, skipTLSVerify: cluster.skipTLSVerify },
+    ],
+    users: [{ name, token }],
+    contexts: [{ name: 'sa', cluster: 'local', user: name, namespace }],
+    currentContext: 'sa',
+  });
+  return kc;
+}
+
+/** Writes a kubeconfig file for a KubeConfig (for processes and kubectl). */
+export async function writeKubeConfig(kc: KubeConfig, name: string): Promise<string> {
+  const dir = join(repoRoot, '.khrun/test-kubeconfigs');
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, name);
+  await writeFile(path, kc.exportConfig(), { mode: 0o600 });
+  return path;
+}

@@ -1,0 +1,254 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { APIGatewayProxyEventV2, Context, ScheduledEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { readLastOutcome } from '../../lib/check/khstate.ts';
+import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
+import { buildTestBundles } from './helpers/deploy.ts';
+import { createCheck, nodeContainer, readState } from './helpers/khrun.ts';
+
+// The three Lambda handlers, as bundled, invoked locally with the events AWS sends them, against the
+// local cluster: EventBridge's scheduled event to tick; tick's asynchronous Invoke (received by a
+// stand-in for the Lambda API that runs runCheck); runCheck's checker pod reporting to a stand-in for
+// the report function's URL, which turns each request into the function URL event (payload 2.0).
+
+// biome-ignore lint/suspicious/noExplicitAny: each handler returns its own JSON shape; tests read fields.
+type Handler<E> = (event: E, context: Context) => Promise<any>;
+const kc = adminKubeConfig();
+let ns: string;
+let tick: Handler<ScheduledEvent>;
+let runCheck: Handler<{ checkName: string; namespace: string }>;
+let report: Handler<APIGatewayProxyEventV2>;
+let lambdaApi: Server;
+let functionUrl: Server;
+const invocations: Array<{
+  headers: IncomingMessage['headers'];
+  path?: string;
+  result: ReturnType<Handler<unknown>>;
+}> = [];
+const savedEnv = { ...process.env };
+let requestCount = 0;
+
+function context(functionName: string, remainingMs = 60_000): Context {
+  const deadline = Date.now() + remainingMs;
+  const awsRequestId = `req-${++requestCount}`;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: '2026/01/01/[$LATEST]abc',
+    getRemainingTimeInMillis: () => deadline - Date.now(),
+    done() {},
+    fail() {},
+    succeed() {},
+  };
+}
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c;
+    });
+    req.on('end', () => resolve(body));
+  });
+
+async function listen(server: Server, host: string): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, host, r));
+  return `http://${host}:${(server.address() as AddressInfo).port}`;
+}
+
+beforeAll(async () => {
+  const dist = await buildTestBundles();
+  ns = await freshNamespace(kc, 'lambda');
+  // Lambda's Invoke API: 202 at once, then the function runs (as an asynchronous invocation does).
+  lambdaApi = createServer(async (req, res) => {
+    const event = JSON.parse(await readBody(req));
+    res.writeHead(202, { 'x-amzn-RequestId': `async-${requestCount + 1}` }).end();
+    invocations.push({
+      headers: req.headers,
+      path: req.url,
+      result: runCheck(event, context('khrun-test-runCheck', 120_000)),
+    });
+  });
+  // The report function's URL, reachable from checker pods on the pod network.
+  functionUrl = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const body = await readBody(req);
+    const event = {
+      version: '2.0',
+      routeKey: '$default',
+      rawPath: url.pathname,
+      rawQueryString: url.search.slice(1),
+      headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
+      requestContext: {
+        accountId: 'anonymous',
+        apiId: 'abc123',
+        domainName: 'abc123.lambda-url.eu-west-1.on.aws',
+        domainPrefix: 'abc123',
+        http: {
+          method: req.method ?? 'GET',
+          path: url.pathname,
+          protocol: 'HTTP/1.1',
+          sourceIp: req.socket.remoteAddress ?? '',
+          userAgent: String(req.headers['user-agent']),
+        },
+        requestId: 'r',
+        routeKey: '$default',
+        stage: '$default',
+        time: new Date().toISOString(),
+        timeEpoch: Date.now(),
+      },
+      body,
+      isBase64Encoded: false,
+    } as APIGatewayProxyEventV2;
+    const result = await report(event, context('khrun-test-report', 20_000));
+    res.writeHead(result.statusCode, result.headers as Record<string, string>).end(result.body);
+  });
+  const lambdaEndpoint = await listen(lambdaApi, '127.0.0.1');
+  const reportUrl = `${await listen(functionUrl, inject('hostIp'))}/externalCheckStatus`;
+  Object.assign(process.env, {
+    KUBECONFIG: inject('kubeconfigPath'),
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+    AWS_SECRET_ACCESS_KEY: 'test-secret',
+    RUN_CHECK_FUNCTION: 'khrun-test-runCheck',
+    KHRUN_LAMBDA_ENDPOINT: lambdaEndpoint,
+    KH_EXTERNAL_REPORTING_URL: reportUrl,
+    KHRUN_NAMESPACES: ns,
+    KHRUN_BUDGET_MARGIN_SECONDS: '1',
+    KHRUN_FIRST_RUN_JITTER: '0s',
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+  });
+  const load = async (name: string) => (await import(pathToFileURL(join(dist, `${name}.mjs`)).href)).handler;
+  [tick, runCheck, report] = await Promise.all([
+    load('lambda-tick'),
+    load('lambda-run-check'),
+    load('lambda-report'),
+  ]);
+}, 180_000);
+
+afterAll(async () => {
+  lambdaApi?.close();
+  functionUrl?.close();
+  for (const key of Object.keys(process.env)) if (!(key in savedEnv)) delete process.env[key];
+  Object.assign(process.env, savedEnv);
+  await dropNamespace(kc, ns);
+});
+
+/** A checker that reports like Kuberhealthy v2.5+'s Go client: with the kh-run-uuid header. */
+function headerReporter(delayMs: number) {
+  return nodeContainer(
+    `setTimeout(async () => {
+       const res = await fetch(process.env.KH_REPORTING_URL, { method: 'POST', headers: { 'kh-run-uuid': process.env.KH_RUN_UUID }, body: JSON.stringify({ OK: true, Errors: [] }) });
+       console.log('report', res.status, await res.text());
+     }, ${delayMs});`,
+  );
+}
+
+describe('Lambda handlers against the local cluster', () => {
+  it('tick (scheduled event) invokes runCheck asynchronously; the check reports to the report function URL', async () => {
+    await createCheck(
+      kc,
+      ns,
+      'via-lambda',
+      { containers: [headerReporter(0)] },
+      { runInterval: '5m', timeout: '60s' },
+    );
+    const scheduled: ScheduledEvent = {
+      version: '0',
+      id: '53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa',
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      account: '123456789012',
+      time: new Date().toISOString(),
+      region: 'eu-west-1',
+      resources: ['arn:aws:events:eu-west-1:123456789012:rule/khrun-prod-tick'],
+      detail: {},
+    };
+    const ticked = await tick(scheduled, context('khrun-test-tick'));
+    expect(ticked.dispatched).toEqual([`${ns}/via-lambda`]);
+    expect(invocations).toHaveLength(1);
+    const [invocation] = invocations;
+    expect(invocation?.path).toBe('/2015-03-31/functions/khrun-test-runCheck/invocations');
+    expect(invocation?.headers['x-amz-invocation-type']).toBe('Event');
+    expect(String(invocation?.headers.authorization)).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/lambda\/aws4_request/,
+    );
+    const result = await invocation!.result;
+    expect(result).toMatchObject({
+      check: `${ns}/via-lambda`,
+      result: 'recorded',
+      kind: 'Succeeded',
+      ok: true,
+    });
+    const state = await readState(kc, ns, 'via-lambda');
+    expect(state?.spec.AuthoritativePod).toMatch(/^lambda-req-\d+$/);
+    // The next scheduled tick finds nothing due.
+    expect((await tick(scheduled, context('khrun-test-tick'))).dispatched).toEqual([]);
+  }, 120_000);
+
+  it('a run that does not fit the invocation is left resumable and finished by the next one', async () => {
+    await createCheck(
+      kc,
+      ns,
+      'slow',
+      { containers: [headerReporter(6_000)] },
+      { runInterval: '5m', timeout: '60s' },
+    );
+    // `aws lambda invoke --payload '{"checkName":"slow","namespace":"..."}'`, with 3 s left (1 s margin).
+    const first = await runCheck({ checkName: 'slow', namespace: ns }, context('khrun-test-runCheck', 3_000));
+    expect(first).toMatchObject({ result: 'interrupted' });
+    expect(readLastOutcome(await readState(kc, ns, 'slow'))).toBeUndefined();
+    const second = await runCheck(
+      { checkName: 'slow', namespace: ns },
+      context('khrun-test-runCheck', 60_000),
+    );
+    expect(second).toMatchObject({ result: 'recorded', kind: 'Succeeded', adopted: true });
+  }, 120_000);
+
+  it('report answers like the report endpoint: GET 200, other paths 404, malformed bodies 400', async () => {
+    const base = {
+      version: '2.0',
+      routeKey: '$default',
+      rawQueryString: '',
+      headers: {},
+      isBase64Encoded: false,
+    };
+    const http = (method: string, path: string) => ({
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'test' },
+    });
+    const call = (method: string, rawPath: string, body?: string) =>
+      report(
+        {
+          ...base,
+          rawPath,
+          body,
+          requestContext: http(method, rawPath),
+        } as unknown as APIGatewayProxyEventV2,
+        context('khrun-test-report'),
+      );
+    expect((await call('GET', '/externalCheckStatus')).statusCode).toBe(200);
+    expect((await call('POST', '/somewhere')).statusCode).toBe(404);
+    const malformed = await call('POST', '/externalCheckStatus', '{"OK": tru');
+    expect(malformed.statusCode).toBe(400);
+    const base64 = await report(
+      {
+        ...base,
+        rawPath: '/externalCheckStatus',
+        body: Buffer.from('{"OK": false, "Errors": []}').toString('base64'),
+        isBase64Encoded: true,
+        requestContext: http('POST', '/externalCheckStatus'),
+      } as unknown as APIGatewayProxyEventV2,
+      context('khrun-test-report'),
+    );
+    expect(base64.statusCode).toBe(400);
+    expect(base64.body).toMatch(/report rejected/);
+  });
+});

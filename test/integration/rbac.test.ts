@@ -1,0 +1,245 @@
+import {
+  AuthorizationV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { KH_GROUP, KH_VERSION } from '../../lib/check/types.ts';
+import { statusCodeOf } from '../../lib/kube/errors.ts';
+import { adminKubeConfig } from './helpers/cluster.ts';
+import {
+  applyDeploy,
+  buildTestBundles,
+  DEPLOY_NAMESPACE,
+  serviceAccountKubeConfig,
+} from './helpers/deploy.ts';
+
+// Each component's ServiceAccount, with a token from the TokenRequest API, against the real authorizer:
+// what its ClusterRole/Role allows (SelfSubjectAccessReview), and real requests it must be denied (403).
+
+const admin = adminKubeConfig();
+const ns = DEPLOY_NAMESPACE;
+const OTHER = 'default';
+type Verb = [
+  verb: string,
+  resource: string,
+  namespace: string,
+  extra?: { group?: string; name?: string; subresource?: string },
+];
+const kh = { group: KH_GROUP };
+
+const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
+  'khrun-runner': {
+    allowed: [
+      ['get', 'khchecks', OTHER, kh],
+      ['get', 'khstates', OTHER, kh],
+      ['create', 'khstates', OTHER, kh],
+      ['update', 'khstates', OTHER, kh],
+      ['delete', 'khstates', OTHER, kh],
+      ['watch', 'khstates', OTHER, kh],
+      ['create', 'pods', OTHER],
+      ['watch', 'pods', OTHER],
+      ['delete', 'pods', OTHER],
+      ['create', 'pods', OTHER, { subresource: 'eviction' }],
+      ['create', 'events', OTHER],
+    ],
+    denied: [
+      ['list', 'khchecks', OTHER, kh],
+      ['update', 'khchecks', OTHER, kh],
+      ['create', 'jobs', ns, { group: 'batch' }],
+      ['get', 'secrets', ns],
+      ['update', 'pods', OTHER],
+      ['create', 'pods', OTHER, { subresource: 'exec' }],
+    ],
+  },
+  'khrun-tick': {
+    allowed: [
+      ['list', 'khchecks', OTHER, kh],
+      ['list', 'khstates', OTHER, kh],
+      ['update', 'khstates', OTHER, kh],
+      ['create', 'khstates', OTHER, kh],
+      ['create', 'jobs', ns, { group: 'batch' }],
+      ['get', 'podtemplates', ns, { name: 'khrun-runner' }],
+    ],
+    denied: [
+      ['create', 'jobs', OTHER, { group: 'batch' }],
+      ['delete', 'jobs', ns, { group: 'batch' }],
+      ['create', 'pods', ns],
+      ['delete', 'khstates', OTHER, kh],
+      ['update', 'khchecks', OTHER, kh],
+      ['get', 'podtemplates', ns, { name: 'other-template' }],
+      ['get', 'secrets', ns],
+    ],
+  },
+  'khrun-server': {
+    allowed: [
+      ['list', 'pods', OTHER],
+      ['get', 'khstates', OTHER, kh],
+      ['update', 'khstates', OTHER, kh],
+      ['watch', 'khstates', OTHER, kh],
+    ],
+    denied: [
+      ['create', 'pods', OTHER],
+      ['delete', 'pods', OTHER],
+      ['get', 'khchecks', OTHER, kh],
+      ['delete', 'khstates', OTHER, kh],
+      ['create', 'khstates', OTHER, kh],
+      ['get', 'secrets', ns],
+    ],
+  },
+  'khrun-sync': {
+    allowed: [
+      ['list', 'khchecks', OTHER, kh],
+      ['watch', 'khchecks', OTHER, kh],
+      ['create', 'cronjobs', OTHER, { group: 'batch' }],
+      ['patch', 'cronjobs', OTHER, { group: 'batch' }],
+      ['delete', 'cronjobs', OTHER, { group: 'batch' }],
+      ['get', 'podtemplates', ns, { name: 'khrun-runner' }],
+    ],
+    denied: [
+      ['create', 'jobs', OTHER, { group: 'batch' }],
+      ['create', 'pods', OTHER],
+      ['update', 'khstates', OTHER, kh],
+      ['update', 'khchecks', OTHER, kh],
+      ['get', 'secrets', ns],
+    ],
+  },
+};
+
+const clients = new Map<string, KubeConfig>();
+
+beforeAll(async () => {
+  const dist = await buildTestBundles();
+  await applyDeploy({ name: 'rbac', distDir: dist, components: ['serve', 'sync'], suspend: ['khrun-sync'] });
+  for (const sa of Object.keys(MATRIX)) clients.set(sa, await serviceAccountKubeConfig(admin, ns, sa));
+}, 180_000);
+
+async function can(kc: KubeConfig, [verb, resource, namespace, extra]: Verb): Promise<boolean> {
+  const review = await kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+    body: {
+      spec: {
+        resourceAttributes: {
+          verb,
+          resource,
+          namespace,
+          group: extra?.group ?? '',
+          name: extra?.name,
+          subresource: extra?.subresource,
+        },
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+/** The HTTP status of a request the ServiceAccount must not be allowed to make. */
+async function statusOf(request: Promise<unknown>): Promise<number | undefined> {
+  try {
+    await request;
+    return 200;
+  } catch (error) {
+    return statusCodeOf(error);
+  }
+}
+
+describe('least privilege per component (TokenRequest tokens, real authorizer)', () => {
+  it.each(Object.keys(MATRIX))('%s is allowed exactly what it needs', async (sa) => {
+    const kc = clients.get(sa)!;
+    for (const attrs of MATRIX[sa]!.allowed)
+      expect(await can(kc, attrs), `${sa} ${attrs.join(' ')}`).toBe(true);
+    for (const attrs of MATRIX[sa]!.denied)
+      expect(await can(kc, attrs), `${sa} ${attrs.join(' ')}`).toBe(false);
+  });
+
+  it('the runner is denied Jobs, secrets and khcheck changes for real (403)', async () => {
+    const kc = clients.get('khrun-runner')!;
+    expect(
+      await statusOf(kc.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body: job('x') })),
+    ).toBe(403);
+    expect(await statusOf(kc.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: ns }))).toBe(403);
+    expect(
+      await statusOf(
+        kc.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
+          group: KH_GROUP,
+          version: KH_VERSION,
+          plural: 'khchecks',
+          namespace: ns,
+          name: 'x',
+        }),
+      ),
+    ).toBe(403);
+  });
+
+  it('the tick is denied pods, Jobs outside its namespace and khstate deletion for real (403)', async () => {
+    const kc = clients.get('khrun-tick')!;
+    expect(
+      await statusOf(kc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: ns, body: pod('x') })),
+    ).toBe(403);
+    expect(
+      await statusOf(kc.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: OTHER, body: job('x') })),
+    ).toBe(403);
+    expect(
+      await statusOf(
+        kc.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({
+          group: KH_GROUP,
+          version: KH_VERSION,
+          plural: 'khstates',
+          namespace: ns,
+          name: 'x',
+        }),
+      ),
+    ).toBe(403);
+    expect(
+      await statusOf(kc.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: ns, name: 'x' })),
+    ).toBe(403);
+  });
+
+  it('the server is denied pod creation and khcheck reads for real (403)', async () => {
+    const kc = clients.get('khrun-server')!;
+    expect(
+      await statusOf(kc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: OTHER, body: pod('x') })),
+    ).toBe(403);
+    expect(
+      await statusOf(
+        kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+          group: KH_GROUP,
+          version: KH_VERSION,
+          plural: 'khchecks',
+          namespace: ns,
+        }),
+      ),
+    ).toBe(403);
+  });
+
+  it('sync is denied Jobs, pods and khstate writes for real (403)', async () => {
+    const kc = clients.get('khrun-sync')!;
+    expect(
+      await statusOf(kc.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: OTHER, body: job('x') })),
+    ).toBe(403);
+    expect(
+      await statusOf(kc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: OTHER, body: pod('x') })),
+    ).toBe(403);
+    expect(
+      await statusOf(
+        kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+          group: KH_GROUP,
+          version: KH_VERSION,
+          plural: 'khstates',
+          namespace: ns,
+        }),
+      ),
+    ).toBe(403);
+  });
+});
+
+function pod(name: string) {
+  return { metadata: { name }, spec: { containers: [{ name: 'c', image: 'busybox', command: ['true'] }] } };
+}
+function job(name: string) {
+  return {
+    metadata: { name },
+    spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
+  };
+}

@@ -1,0 +1,81 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type BuildResult,
+  buildBundles,
+  CREATE_REQUIRE_BANNER,
+  discoverEntries,
+} from '../../lib/build/bundle.ts';
+import { measureColdImport } from '../../lib/build/cold-import.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
+let outdir: string;
+let result: BuildResult;
+
+beforeAll(async () => {
+  outdir = await mkdtemp(join(tmpdir(), 'khrun-bundle-'));
+  result = await buildBundles({ root, outdir });
+}, 120_000);
+afterAll(async () => {
+  await rm(outdir, { recursive: true, force: true });
+});
+
+describe('esbuild bundles of functions/', () => {
+  it('has one entry for the CLI and one per Lambda handler', async () => {
+    const names = (await discoverEntries(root)).map((e) => e.name);
+    expect(names).toEqual(['khrun', 'lambda-report', 'lambda-run-check', 'lambda-tick']);
+    expect(result.bundles.map((b) => b.name)).toEqual(names);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it('writes minified ESM with the createRequire banner, a linked source map and a metafile', async () => {
+    for (const bundle of result.bundles) {
+      const code = await readFile(bundle.path, 'utf8');
+      expect(code.startsWith(CREATE_REQUIRE_BANNER)).toBe(true);
+      expect(code.trimEnd().endsWith(`//# sourceMappingURL=${bundle.name}.mjs.map`)).toBe(true);
+      expect(bundle.mapBytes).toBeGreaterThan(0);
+      expect(bundle.bytes).toBeLessThan(4_000_000);
+    }
+    const meta = JSON.parse(await readFile(result.metafilePath, 'utf8')) as {
+      inputs: Record<string, unknown>;
+      outputs: Record<string, { entryPoint?: string }>;
+    };
+    expect(
+      Object.values(meta.outputs)
+        .map((o) => o.entryPoint)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual([
+      'functions/cli.ts',
+      'functions/lambda-report.ts',
+      'functions/lambda-run-check.ts',
+      'functions/lambda-tick.ts',
+    ]);
+    // esbuild itself is only for `khrun build`: left external, never shipped.
+    expect(Object.keys(meta.inputs).some((p) => p.includes('node_modules/esbuild/'))).toBe(false);
+  });
+
+  it('each bundle imports in a fresh Node process; the handlers export handler()', async () => {
+    for (const bundle of result.bundles.filter((b) => b.name.startsWith('lambda-'))) {
+      const { stdout } = await run(process.execPath, [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(`file://${bundle.path}`)}); console.log(typeof m.handler);`,
+      ]);
+      expect(stdout.trim()).toBe('function');
+      const cold = await measureColdImport(bundle.path, { runs: 1 });
+      expect(cold.medianMs).toBeGreaterThan(0);
+    }
+  });
+
+  it('the CLI bundle runs without tsx or node_modules next to it', async () => {
+    const { stdout } = await run(process.execPath, [join(outdir, 'khrun.mjs'), 'help'], { cwd: tmpdir() });
+    expect(stdout).toContain('usage: khrun <command>');
+    for (const command of ['serve', 'tick', 'sync', 'build']) expect(stdout).toContain(`  ${command} `);
+  });
+});

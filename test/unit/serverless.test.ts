@@ -1,0 +1,200 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// `osls package` is offline: it resolves serverless.yml, bundles each handler with serverless-esbuild and
+// writes the CloudFormation template. Dummy credentials only satisfy the provider's checks.
+const root = resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON, read field by field.
+type Json = any;
+type Resources = Record<string, { Type: string; Properties: Record<string, Json> }>;
+
+async function packageService(params: string[]): Promise<{ dir: string; resources: Resources }> {
+  const dir = await mkdtemp(join(tmpdir(), 'khrun-sls-'));
+  await run(
+    process.execPath,
+    [join(root, 'node_modules/osls/bin/serverless.js'), 'package', '--package', dir, ...params],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: 'dummy',
+        AWS_SESSION_TOKEN: '',
+        AWS_PROFILE: '',
+        SLS_TELEMETRY_DISABLED: '1',
+        SLS_NOTIFICATIONS_MODE: 'off',
+      },
+      timeout: 240_000,
+    },
+  );
+  const template = JSON.parse(await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8'));
+  return { dir, resources: template.Resources as Resources };
+}
+
+const ofType = (r: Resources, type: string) => Object.entries(r).filter(([, v]) => v.Type === type);
+let plain: { dir: string; resources: Resources };
+let custom: { dir: string; resources: Resources };
+
+beforeAll(async () => {
+  // One after the other: serverless-esbuild stages its build in <service>/.esbuild.
+  plain = await packageService([]);
+  custom = await packageService([
+    '--param=vpcFile=infra/aws/vpc.example.yml',
+    '--param=schedulesFile=infra/aws/schedules.example.yml',
+    '--param=tickEnabled=false',
+    '--param=namespaces=kuberhealthy,team-a',
+  ]);
+}, 300_000);
+afterAll(async () => {
+  for (const p of [plain, custom]) if (p) await rm(p.dir, { recursive: true, force: true });
+});
+
+describe('serverless.yml, packaged with osls', () => {
+  it('has runCheck, tick and report on nodejs22.x, runCheck with the 900 s maximum', () => {
+    const fns = Object.fromEntries(
+      ofType(plain.resources, 'AWS::Lambda::Function').map(([k, v]) => [k, v.Properties]),
+    );
+    expect(Object.keys(fns).sort()).toEqual([
+      'ReportLambdaFunction',
+      'RunCheckLambdaFunction',
+      'TickLambdaFunction',
+    ]);
+    for (const f of Object.values(fns)) expect(f.Runtime).toBe('nodejs22.x');
+    expect(fns.RunCheckLambdaFunction?.Timeout).toBe(900);
+    expect(fns.RunCheckLambdaFunction?.Handler).toBe('functions/lambda-run-check.handler');
+    expect(fns.RunCheckLambdaFunction?.VpcConfig).toBeUndefined();
+  });
+
+  it('passes the environment: cluster, report URL for checker pods, runCheck for the tick', () => {
+    const env = (name: string) => plain.resources[name]?.Properties.Environment.Variables;
+    expect(env('RunCheckLambdaFunction')).toMatchObject({
+      EKS_CLUSTER_NAME: 'khrun-cluster',
+      EKS_ENDPOINT: expect.stringMatching(/^https:\/\//),
+      KHRUN_BUDGET_MARGIN_SECONDS: '30',
+      KH_EXTERNAL_REPORTING_URL: {
+        'Fn::Join': [
+          '',
+          [{ 'Fn::GetAtt': ['ReportLambdaFunctionUrl', 'FunctionUrl'] }, 'externalCheckStatus'],
+        ],
+      },
+    });
+    expect(env('TickLambdaFunction')).toMatchObject({
+      RUN_CHECK_FUNCTION: { Ref: 'RunCheckLambdaFunction' },
+    });
+    expect(env('ReportLambdaFunction')).toMatchObject({ EKS_CLUSTER_NAME: 'khrun-cluster' });
+    expect(custom.resources.RunCheckLambdaFunction?.Properties.Environment.Variables.KHRUN_NAMESPACES).toBe(
+      'kuberhealthy,team-a',
+    );
+  });
+
+  it('never retries asynchronous invocations', () => {
+    const configs = Object.fromEntries(
+      ofType(plain.resources, 'AWS::Lambda::EventInvokeConfig').map(([, v]) => [
+        v.Properties.FunctionName.Ref,
+        v.Properties,
+      ]),
+    );
+    expect(configs.RunCheckLambdaFunction).toMatchObject({
+      MaximumRetryAttempts: 0,
+      MaximumEventAgeInSeconds: 3600,
+    });
+    expect(configs.TickLambdaFunction).toMatchObject({ MaximumRetryAttempts: 0 });
+  });
+
+  it('ticks every minute', () => {
+    const rules = ofType(plain.resources, 'AWS::Events::Rule').map(([, v]) => v.Properties);
+    expect(rules).toEqual([
+      expect.objectContaining({
+        ScheduleExpression: 'rate(1 minute)',
+        State: 'ENABLED',
+        Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': ['TickLambdaFunction', 'Arn'] } })],
+      }),
+    ]);
+  });
+
+  it('serves report on a function URL with both permissions an AuthType NONE URL needs', () => {
+    const urls = ofType(plain.resources, 'AWS::Lambda::Url');
+    expect(urls).toHaveLength(1);
+    expect(urls[0]?.[1].Properties).toMatchObject({
+      AuthType: 'NONE',
+      TargetFunctionArn: { 'Fn::GetAtt': ['ReportLambdaFunction', 'Arn'] },
+    });
+    const perms = ofType(plain.resources, 'AWS::Lambda::Permission')
+      .map(([, v]) => v.Properties)
+      .filter((p) => p.FunctionName['Fn::GetAtt']?.[0] === 'ReportLambdaFunction');
+    expect(perms).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Action: 'lambda:InvokeFunctionUrl',
+          Principal: '*',
+          FunctionUrlAuthType: 'NONE',
+        }),
+        expect.objectContaining({
+          Action: 'lambda:InvokeFunction',
+          Principal: '*',
+          InvokedViaFunctionUrl: true,
+        }),
+      ]),
+    );
+  });
+
+  it('gives the role a stable name and the right to invoke runCheck', () => {
+    const role = plain.resources.IamRoleLambdaExecution?.Properties;
+    expect(role?.RoleName).toEqual('khrun-prod-lambda');
+    const statements = role?.Policies.flatMap((p: Json) => p.PolicyDocument.Statement);
+    expect(statements).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Effect: 'Allow',
+          Action: ['lambda:InvokeFunction'],
+          Resource: { 'Fn::GetAtt': ['RunCheckLambdaFunction', 'Arn'] },
+        }),
+      ]),
+    );
+  });
+
+  it('takes VPC settings and per-check schedules as options', () => {
+    const fn = custom.resources.RunCheckLambdaFunction?.Properties;
+    expect(fn?.VpcConfig).toEqual({
+      SecurityGroupIds: ['sg-0123456789abcdef0'],
+      SubnetIds: ['subnet-0123456789abcdef0', 'subnet-0fedcba9876543210'],
+    });
+    const rules = ofType(custom.resources, 'AWS::Events::Rule').map(([, v]) => v.Properties);
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ ScheduleExpression: 'rate(1 minute)', State: 'DISABLED' }),
+        expect.objectContaining({
+          Name: 'khrun-example-success',
+          ScheduleExpression: 'rate(5 minutes)',
+          Targets: [
+            expect.objectContaining({
+              Input: JSON.stringify({ checkName: 'example-success', namespace: 'kuberhealthy' }),
+            }),
+          ],
+        }),
+      ]),
+    );
+    const schedule = ofType(custom.resources, 'AWS::Scheduler::Schedule')[0]?.[1];
+    expect(schedule?.Properties).toMatchObject({
+      ScheduleExpressionTimezone: 'Etc/UTC',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+    });
+    expect(JSON.parse(schedule?.Properties.Target.Input)).toEqual({
+      checkName: 'example-failure',
+      namespace: 'kuberhealthy',
+    });
+  });
+
+  it('ships each function as its own ESM bundle', async () => {
+    // A zip's central directory lists its entries' names in plain text.
+    const zip = await readFile(join(plain.dir, 'runCheck.zip'));
+    expect(zip.includes('functions/lambda-run-check.mjs')).toBe(true);
+    expect(zip.includes('functions/lambda-run-check.mjs.map')).toBe(true);
+    expect(zip.includes('lambda-tick')).toBe(false);
+  });
+});
