@@ -40,7 +40,9 @@ commands:
                       run the local cluster in the foreground; writes DIR/kubeconfig (default .khrun/local)
   demo                start the local cluster, run the example checks once, print the outcomes, tear down
   serve [--port 8080] [--host 0.0.0.0] [--namespaces A,B] [--drain-seconds 10]
-                      the report endpoint as a long-running server (health: /healthz, /readyz)
+        [--no-status] [--no-error-label] [--error-label-max-bytes N]
+                      the report endpoint as a long-running server, with the status JSON and page at /,
+                      /status, /json and Prometheus metrics at /metrics (health: /healthz, /readyz)
   tick [--namespaces A,B] [--mode job|lambda] [--first-run-jitter 1m] [--output json]
                       dispatch one invocation per due check: a Job from the khrun-runner PodTemplate
                       (job mode), or an async invocation of --function (lambda mode)
@@ -241,12 +243,20 @@ async function main(argv: string[]): Promise<number> {
           'max-body-bytes': { type: 'string' },
           'request-timeout-seconds': { type: 'string' },
           'drain-seconds': { type: 'string' },
+          'no-status': { type: 'boolean' },
+          'no-error-label': { type: 'boolean' },
+          'error-label-max-bytes': { type: 'string' },
         },
       });
       const port = Number(values.port ?? env.KHRUN_SERVE_PORT ?? '8080');
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         return fail(`--port must be a TCP port, not "${values.port}"`);
-      const numbers = ['max-body-bytes', 'request-timeout-seconds', 'drain-seconds'] as const;
+      const numbers = [
+        'max-body-bytes',
+        'request-timeout-seconds',
+        'drain-seconds',
+        'error-label-max-bytes',
+      ] as const;
       for (const key of numbers) {
         const v = values[key];
         if (v !== undefined && !(Number(v) >= 0)) return fail(`--${key} must be a number, not "${v}"`);
@@ -269,6 +279,13 @@ async function main(argv: string[]): Promise<number> {
           ? Number(values['request-timeout-seconds']) * 1000
           : undefined,
         drainMs: Number(values['drain-seconds'] ?? '10') * 1000,
+        status: !values['no-status'],
+        metrics: {
+          suppressErrorLabel: values['no-error-label'] ?? false,
+          errorLabelMaxBytes: values['error-label-max-bytes']
+            ? Number(values['error-label-max-bytes'])
+            : undefined,
+        },
         log: logPort(log),
         signal: signalOnTermination(),
         write,

@@ -1,6 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NamespaceScope } from '../report/kube-lookup.ts';
 import type { Log } from '../run/ports.ts';
+import type { MetricsOptions } from '../status/metrics.ts';
+import { startStateCache } from '../status/state-cache.ts';
+import { statusRoutes } from '../status/status-routes.ts';
 import type { Route } from './routes.ts';
 import { startServe } from './serve.ts';
 
@@ -15,6 +18,9 @@ export interface ServeCommandOptions {
   /** How long requests in flight may take to finish after SIGTERM. */
   drainMs: number;
   extraRoutes?: readonly Route[];
+  /** Serve the status JSON, page and metrics too (default true), from a watched cache of khstates. */
+  status?: boolean;
+  metrics?: MetricsOptions;
   log: Log;
   /** Aborts on SIGTERM/SIGINT: the server drains and the command returns. */
   signal: AbortSignal;
@@ -23,10 +29,39 @@ export interface ServeCommandOptions {
 
 /** `khrun serve`: serves until the signal, then shuts down gracefully; exit 0 after a clean drain. */
 export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
+  const cache =
+    opts.status === false
+      ? undefined
+      : startStateCache({
+          kc: opts.kc,
+          namespaces: opts.scope === 'all' ? undefined : opts.scope.namespaces,
+          onInterruption: (reason) => opts.log.warn('khstate watch interrupted; resuming', { reason }),
+        });
+  const status: Route[] = cache
+    ? [
+        statusRoutes({
+          states: () => cache.snapshot(),
+          ready: () => cache.ready(),
+          currentMaster: opts.identity,
+          clock: { nowMs: Date.now },
+          metrics: opts.metrics,
+        }),
+      ]
+    : [];
+  try {
+    return await serveUntilSignal({ ...opts, extraRoutes: [...status, ...(opts.extraRoutes ?? [])] });
+  } finally {
+    await cache?.close();
+  }
+}
+
+async function serveUntilSignal(opts: ServeCommandOptions): Promise<number> {
   const serve = await startServe(opts);
   const scope = opts.scope === 'all' ? 'all namespaces' : `namespaces ${opts.scope.namespaces.join(', ')}`;
   opts.log.info('serving', { url: serve.url, scope });
-  opts.write(`khrun serve: reports at ${serve.url} for ${scope}; health at /healthz and /readyz`);
+  opts.write(
+    `khrun serve: reports at ${serve.url} for ${scope}; status at /, /status and /metrics; health at /healthz and /readyz`,
+  );
   await new Promise<void>((resolve) => {
     if (opts.signal.aborted) resolve();
     else opts.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ANNOTATION, readAcceptedReport } from '../../lib/check/khstate.ts';
+import { retryWithBackoff } from '../../lib/util/backoff.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 import { buildTestBundles } from './helpers/deploy.ts';
 import { createCheck, nodeContainer, npmClientEnv, outcomeOf, readState, runKhrun } from './helpers/khrun.ts';
@@ -79,6 +80,28 @@ describe('khrun serve', () => {
     expect(readAcceptedReport(state)).toMatchObject({ ok: false, errors: ['reported through khrun serve'] });
     expect(state?.metadata.annotations?.[ANNOTATION.outcome]).toBeDefined();
     expect(server.output()).toContain('"message":"report accepted"');
+  });
+
+  it('serves the status JSON, page and metrics of the checks it watches', async () => {
+    // The report above is recorded; the server's khstate cache sees it through its watch.
+    const key = `${ns}/via-server`;
+    type Status = { OK: boolean; CheckDetails: Record<string, { OK: boolean; Errors: string[] }> };
+    const status = await retryWithBackoff<Status>(
+      `${key} in the server's status`,
+      async () => {
+        const res = await fetch(`${server.base}/json`);
+        const body = res.status === 200 ? ((await res.json()) as Status) : undefined;
+        return body?.CheckDetails[key] ? body : undefined;
+      },
+      { initialMs: 50, maxMs: 500, deadlineEpochMs: Date.now() + 30_000 },
+    );
+    expect(status?.OK).toBe(false);
+    expect(status?.CheckDetails[key]).toMatchObject({ OK: false, Errors: ['reported through khrun serve'] });
+    const metrics = await (await fetch(`${server.base}/metrics`)).text();
+    expect(metrics).toContain(`kuberhealthy_check{check="${key}",namespace="${ns}",status="0"`);
+    const page = await fetch(`${server.base}/`, { headers: { accept: 'text/html' } });
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect((await fetch(`${server.base}/`, { method: 'POST', body: '{"OK":true}' })).status).toBe(400);
   });
 
   it('refuses bodies over the limit before reading them', async () => {
