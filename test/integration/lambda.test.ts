@@ -21,6 +21,7 @@ let ns: string;
 let tick: Handler<ScheduledEvent>;
 let runCheck: Handler<{ checkName: string; namespace: string }>;
 let report: Handler<APIGatewayProxyEventV2>;
+let status: Handler<APIGatewayProxyEventV2>;
 let lambdaApi: Server;
 let functionUrl: Server;
 const invocations: Array<{
@@ -127,10 +128,11 @@ beforeAll(async () => {
     POWERTOOLS_LOG_LEVEL: 'WARN',
   });
   const load = async (name: string) => (await import(pathToFileURL(join(dist, `${name}.mjs`)).href)).handler;
-  [tick, runCheck, report] = await Promise.all([
+  [tick, runCheck, report, status] = await Promise.all([
     load('lambda-tick'),
     load('lambda-run-check'),
     load('lambda-report'),
+    load('lambda-status'),
   ]);
 }, 180_000);
 
@@ -250,5 +252,42 @@ describe('Lambda handlers against the local cluster', () => {
     );
     expect(base64.statusCode).toBe(400);
     expect(base64.body).toMatch(/report rejected/);
+  });
+
+  it("status serves v2's status JSON, the page and the metrics of the namespace, listed live", async () => {
+    const call = (rawPath: string, accept = 'application/json', body?: string) =>
+      status(
+        {
+          version: '2.0',
+          routeKey: '$default',
+          rawPath,
+          rawQueryString: '',
+          headers: { accept },
+          body,
+          isBase64Encoded: false,
+          requestContext: {
+            http: {
+              method: body ? 'POST' : 'GET',
+              path: rawPath,
+              protocol: 'HTTP/1.1',
+              sourceIp: '203.0.113.9',
+              userAgent: 'test',
+            },
+          },
+        } as unknown as APIGatewayProxyEventV2,
+        context('khrun-test-status'),
+      );
+    const json = await call('/');
+    expect(json.statusCode).toBe(200);
+    const parsed = JSON.parse(json.body) as {
+      OK: boolean;
+      CheckDetails: Record<string, unknown>;
+      CurrentMaster: string;
+    };
+    expect(Object.keys(parsed.CheckDetails).some((k) => k.startsWith(`${ns}/`))).toBe(true);
+    expect(parsed.CurrentMaster).toBe('lambda-khrun-test-status');
+    expect((await call('/status', 'text/html')).headers?.['content-type']).toMatch(/text\/html/);
+    expect((await call('/metrics', 'text/plain')).body).toContain('kuberhealthy_cluster_state');
+    expect((await call('/', 'application/json', '{"OK":true}')).statusCode).toBe(400);
   });
 });

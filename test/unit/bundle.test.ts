@@ -28,7 +28,7 @@ afterAll(async () => {
 describe('esbuild bundles of functions/', () => {
   it('has one entry for the CLI and one per Lambda handler', async () => {
     const names = (await discoverEntries(root)).map((e) => e.name);
-    expect(names).toEqual(['khrun', 'lambda-report', 'lambda-run-check', 'lambda-tick']);
+    expect(names).toEqual(['khrun', 'lambda-report', 'lambda-run-check', 'lambda-status', 'lambda-tick']);
     expect(result.bundles.map((b) => b.name)).toEqual(names);
     expect(result.warnings).toEqual([]);
   });
@@ -54,6 +54,7 @@ describe('esbuild bundles of functions/', () => {
       'functions/cli.ts',
       'functions/lambda-report.ts',
       'functions/lambda-run-check.ts',
+      'functions/lambda-status.ts',
       'functions/lambda-tick.ts',
     ]);
     // esbuild itself is only for `khrun build`: left external, never shipped.

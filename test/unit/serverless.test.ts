@@ -55,13 +55,14 @@ afterAll(async () => {
 });
 
 describe('serverless.yml, packaged with osls', () => {
-  it('has runCheck, tick and report on nodejs22.x, runCheck with the 900 s maximum', () => {
+  it('has runCheck, tick, report and status on nodejs22.x, runCheck with the 900 s maximum', () => {
     const fns = Object.fromEntries(
       ofType(plain.resources, 'AWS::Lambda::Function').map(([k, v]) => [k, v.Properties]),
     );
     expect(Object.keys(fns).sort()).toEqual([
       'ReportLambdaFunction',
       'RunCheckLambdaFunction',
+      'StatusLambdaFunction',
       'TickLambdaFunction',
     ]);
     for (const f of Object.values(fns)) expect(f.Runtime).toBe('nodejs22.x');
@@ -118,12 +119,20 @@ describe('serverless.yml, packaged with osls', () => {
   });
 
   it('serves report on a function URL with both permissions an AuthType NONE URL needs', () => {
-    const urls = ofType(plain.resources, 'AWS::Lambda::Url');
-    expect(urls).toHaveLength(1);
-    expect(urls[0]?.[1].Properties).toMatchObject({
-      AuthType: 'NONE',
-      TargetFunctionArn: { 'Fn::GetAtt': ['ReportLambdaFunction', 'Arn'] },
-    });
+    const urls = ofType(plain.resources, 'AWS::Lambda::Url').map(([, v]) => v.Properties);
+    expect(urls).toHaveLength(2);
+    expect(urls).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          AuthType: 'NONE',
+          TargetFunctionArn: { 'Fn::GetAtt': ['ReportLambdaFunction', 'Arn'] },
+        }),
+        expect.objectContaining({
+          AuthType: 'NONE',
+          TargetFunctionArn: { 'Fn::GetAtt': ['StatusLambdaFunction', 'Arn'] },
+        }),
+      ]),
+    );
     const perms = ofType(plain.resources, 'AWS::Lambda::Permission')
       .map(([, v]) => v.Properties)
       .filter((p) => p.FunctionName['Fn::GetAtt']?.[0] === 'ReportLambdaFunction');
