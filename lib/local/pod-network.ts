@@ -61,6 +61,10 @@ export async function createHostBridge(net: PodNetwork): Promise<void> {
       { cause: error },
     );
   }
+  // A bridge takes the lowest MAC of its ports unless it has one of its own: each pod's veth joining or
+  // leaving would then change the host address's MAC under the pods' ARP caches, and their connections
+  // to the host would stall for tens of seconds. A fixed, locally administered MAC per slot.
+  await ip(['link', 'set', bridge, 'address', `02:6b:68:72:75:${net.slot.toString(16).padStart(2, '0')}`]);
   await ip(['addr', 'add', `${hostIp}/${prefixLength}`, 'dev', bridge]);
   await ip(['link', 'set', bridge, 'up']);
 }

@@ -13,6 +13,8 @@ export interface BenchCluster {
   auditLog: string;
   /** A ServiceAccount identity per measured actor, so the audit log tells their requests apart. */
   userKubeConfig(name: string): Promise<{ kc: KubeConfig; username: string; token: string }>;
+  /** A kubeconfig for an existing ServiceAccount (e.g. one infra/deploy made), with its own RBAC. */
+  serviceAccountKubeConfig(namespace: string, name: string): Promise<{ kc: KubeConfig; username: string }>;
 }
 
 /** The local cluster plus a namespace for the benchmark's checks. */
@@ -45,6 +47,23 @@ export async function startBenchCluster(
     cluster,
     namespace,
     auditLog: join(cluster.dir, 'audit.log'),
+    async serviceAccountKubeConfig(saNamespace, name) {
+      const tr = await core.createNamespacedServiceAccountToken({
+        name,
+        namespace: saNamespace,
+        body: { spec: { audiences: [], expirationSeconds: 7200 } },
+      });
+      const server = kc.getCurrentCluster()?.server ?? '';
+      return {
+        kc: kubeConfigFor({
+          server,
+          caData: cluster.controlPlane.caData,
+          token: tr.status?.token ?? '',
+          user: name,
+        }),
+        username: `system:serviceaccount:${saNamespace}:${name}`,
+      };
+    },
     async userKubeConfig(name) {
       await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
       // Broad rights: this measures request counts and latency, not least privilege (tests cover that).

@@ -1,11 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { cpus, totalmem, type } from 'node:os';
+import { cpus, homedir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot, startBenchCluster } from './bench-cluster.ts';
 import { measureBundles, measureTimeToFirstRequest } from './cold-start.ts';
 import { createBenchCheck, type IterationSample, measureIteration } from './overhead.ts';
 import { pollingIteration } from './polling-baseline.ts';
+import { deployForScale, measureScale, type ScaleFigure } from './scale.ts';
 import { fmtMs, type Summary, summarize } from './stats.ts';
 
 // npm run bench [-- --quick]: khrun's cost per iteration, in time and API requests, against the local
@@ -19,12 +20,27 @@ const pollingRuns = quick ? 1 : 3;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 const containerTimes = new Map<string, { startedAtMs: number; finishedAtMs: number }>();
+const processes: Array<{
+  pod: string;
+  container: string;
+  uid: string;
+  startedAtMs: number;
+  finishedAtMs: number;
+}> = [];
 const bench = await startBenchCluster(log, (line, fields) => {
   if (line === 'container exited' && typeof fields?.uid === 'string') {
     const startedAtMs = Number(fields.startedAtMs);
     const finishedAtMs = Number(fields.finishedAtMs);
-    if (Number.isFinite(startedAtMs) && Number.isFinite(finishedAtMs))
+    if (Number.isFinite(startedAtMs) && Number.isFinite(finishedAtMs)) {
       containerTimes.set(fields.uid, { startedAtMs, finishedAtMs });
+      processes.push({
+        pod: String(fields.pod),
+        container: String(fields.container),
+        uid: fields.uid,
+        startedAtMs,
+        finishedAtMs,
+      });
+    }
   }
 });
 const results: Record<string, unknown> = {};
@@ -69,6 +85,35 @@ try {
   log('cold start');
   results.bundles = await measureBundles(quick ? 2 : 5);
   results.timeToFirstRequest = await measureTimeToFirstRequest(bench, cli, 'cold', quick ? 2 : 5);
+
+  const sizes = quick ? [10] : [50, 200, 500];
+  log(`scale: one tick over ${sizes.join(', ')} due checks`);
+  const cacheDir =
+    process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun');
+  const adminKubeconfig = bench.cluster.kubeconfigPath;
+  await deployForScale(bench, adminKubeconfig, cacheDir);
+  const tickSa = await bench.serviceAccountKubeConfig('kuberhealthy', 'khrun-tick');
+  const tickKubeconfig = join(bench.cluster.dir, 'bench-tick.kubeconfig');
+  await writeFile(tickKubeconfig, tickSa.kc.exportConfig(), { mode: 0o600 });
+  const scale: ScaleFigure[] = [];
+  for (const n of sizes) {
+    scale.push(
+      await measureScale(
+        bench,
+        n,
+        {
+          tickKubeconfig,
+          tickUser: tickSa.username,
+          runnerUser: 'system:serviceaccount:kuberhealthy:khrun-runner',
+        },
+        () => processes,
+      ),
+    );
+    log(
+      `  ${n} checks: tick ${fmtMs(scale[scale.length - 1]?.tickMs ?? 0)}, all finished ${fmtMs(scale[scale.length - 1]?.allFinishedMs ?? 0)}`,
+    );
+  }
+  results.scale = scale;
 
   results.meta = {
     date: new Date().toISOString(),
@@ -125,5 +170,17 @@ function printTable(r: Record<string, unknown>) {
   }
   const t = r.timeToFirstRequest as { entry: string; ms: Summary };
   lines.push(row(`khrun run spawn to first API request (${t.entry})`, t.ms));
+  lines.push('');
+  lines.push(
+    'scale: one khrun tick, dispatching a Job per due check (runner pods and checker pods are local processes)',
+  );
+  lines.push(
+    'checks  tick      all done   tick RSS  runner RSS (med)  runner proc (med)  checker proc (med)  API req/check  outcomes',
+  );
+  for (const s of (r.scale as ScaleFigure[]) ?? []) {
+    lines.push(
+      `${String(s.checks).padEnd(7)} ${fmtMs(s.tickMs).padEnd(9)} ${fmtMs(s.allFinishedMs).padEnd(10)} ${`${s.tickPeakRssMiB.toFixed(0)} MiB`.padEnd(9)} ${`${s.runnerPeakRssMiB.median.toFixed(0)} MiB`.padEnd(17)} ${fmtMs(s.runnerProcessMs.median).padEnd(18)} ${fmtMs(s.checkerProcessMs.median).padEnd(19)} ${s.requestsPerCheck.toFixed(1).padEnd(14)} ${JSON.stringify(s.outcomes)}`,
+    );
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
 }
