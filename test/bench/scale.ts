@@ -9,7 +9,7 @@ import { waitForSet } from '../../lib/kube/list-watch.ts';
 import { resolveKubectl } from '../../lib/local/binaries.ts';
 import { countRequests, waitForAuditFlush } from './audit.ts';
 import { type BenchCluster, repoRoot } from './bench-cluster.ts';
-import { type Summary, summarize } from './stats.ts';
+import { fmtMs, type Summary, summarize } from './stats.ts';
 
 const run = promisify(execFile);
 const PRELOAD = join(import.meta.dirname, 'maxrss-preload.mjs');
@@ -114,6 +114,7 @@ export async function measureScale(
     finishedAtMs: number;
     uid: string;
   }>,
+  progress?: (line: string) => void,
 ): Promise<ScaleFigure> {
   const kc = bench.cluster.kubeConfig;
   const namespace = `scale-${n}`;
@@ -169,13 +170,19 @@ export async function measureScale(
   if (tick.code !== 0) throw new Error(`khrun tick failed (${tick.code}):\n${tick.stdout}\n${tick.stderr}`);
   const tickPeakRssMiB = Number(/KHRUN_BENCH_MAXRSS_KB (\d+)/.exec(tick.stderr)?.[1]) / 1024;
 
+  let lastDone = -1;
   const states = await waitForSet<KhState, KhState[]>({
     kc,
     path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${KHSTATE_PLURAL}`,
-    timeoutMs: Math.max(120_000, n * 2_000),
+    timeoutMs: 120_000 + n * 3_000,
     description: `all ${n} checks to record an outcome`,
     decide: (items) => {
       const done = [...items.values()].filter((s) => s.metadata.annotations?.[ANNOTATION.outcome]);
+      if (done.length !== lastDone) {
+        lastDone = done.length;
+        if (done.length % 10 === 0)
+          progress?.(`    ${done.length}/${n} recorded after ${fmtMs(Date.now() - t0)}`);
+      }
       return done.length >= n ? done : undefined;
     },
   });

@@ -6,7 +6,14 @@ import { abortableDelay } from '../../util/abort.ts';
 /** Where kubelets on this machine record the host mount points they use (a tmpfs: cleared at boot). */
 export const DEFAULT_MOUNT_POINT_REGISTRY = '/run/khrun/mount-points';
 
-const LOCK_TIMEOUT_MS = 10_000;
+const LOCK_TIMEOUT_MS = 60_000;
+
+/**
+ * In-process queue in front of the machine-wide lock: dozens of pods starting at once in one kubelet
+ * would otherwise all poll the lock directory, and the unlucky ones starve past the timeout (seen with 50
+ * pods at once: StartError "stays locked"). One waiter per process polls; the rest wait their turn here.
+ */
+const processQueues = new Map<string, Promise<unknown>>();
 
 /**
  * Mount points the kubelet had to create on the host. A bind mount needs its target to exist, and a
@@ -97,8 +104,19 @@ export class HostMountPoints {
     await rm(entry, { recursive: true, force: true });
   }
 
+  /** Serialises this process's users of the lock, then takes the machine-wide one. */
+  private withLock<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = processQueues.get(this.registryDir) ?? Promise.resolve();
+    const mine = previous.catch(() => undefined).then(() => this.withMachineLock(fn));
+    processQueues.set(
+      this.registryDir,
+      mine.catch(() => undefined),
+    );
+    return mine;
+  }
+
   /** A machine-wide mutex: mkdir is atomic; a lock whose holder died is broken. */
-  private async withLock<T>(fn: () => Promise<T>): Promise<T> {
+  private async withMachineLock<T>(fn: () => Promise<T>): Promise<T> {
     const lock = join(this.registryDir, '.lock');
     const deadline = Date.now() + LOCK_TIMEOUT_MS;
     for (let delayMs = 5; ; delayMs = Math.min(delayMs * 2, 100)) {
@@ -111,7 +129,12 @@ export class HostMountPoints {
         if (code === 'ENOENT') continue; // the registry was removed between the two mkdirs
         if (code !== 'EEXIST') throw error;
         const holder = Number(await readFile(join(lock, 'pid'), 'utf8').catch(() => ''));
-        if (holder > 0 && !pidAlive(holder)) await rm(lock, { recursive: true, force: true });
+        // A holder that died, or one killed between taking the lock and writing its pid (no pid for 5 s).
+        const orphaned =
+          holder > 0
+            ? !pidAlive(holder)
+            : Date.now() - ((await stat(lock).catch(() => undefined))?.mtimeMs ?? Date.now()) > 5_000;
+        if (orphaned) await rm(lock, { recursive: true, force: true });
         else if (Date.now() > deadline) throw new Error(`the mount-point registry ${lock} stays locked`);
         else await abortableDelay(delayMs);
       }
