@@ -59,6 +59,37 @@ export function classifyApiError(error: unknown): ApiErrorKind {
   }
 }
 
+/**
+ * The API server could not be reached at all (connection refused or reset, closed mid-answer, DNS): the
+ * request failed below HTTP, so there is no status code. client-node reports these as FetchError.
+ */
+export function isUnreachable(error: unknown): boolean {
+  if (error instanceof ApiException || statusCodeOf(error) !== undefined) return false;
+  const e = error as { type?: unknown; code?: unknown } | null;
+  return e?.type === 'system' || (typeof e?.code === 'string' && /^E[A-Z]+$/.test(e.code));
+}
+
+/**
+ * Worth the same request again shortly: the API server (or the proxy in front of it) was unreachable,
+ * overloaded or restarting. A 500 is not: the server answered, and may answer the same again.
+ */
+export function isTransientApiError(error: unknown): boolean {
+  const status = statusCodeOf(error);
+  return status === 429 || status === 502 || status === 503 || status === 504 || isUnreachable(error);
+}
+
+/**
+ * An error as text for logs, without the query strings of request URLs: client errors carry the URL, and
+ * its label selector can hold a run UUID (kuberhealthy-run-id=...), which is a report credential.
+ */
+export function loggableError(error: unknown): string {
+  return redactUrlQueries(String(error));
+}
+
+export function redactUrlQueries(text: string): string {
+  return text.replace(/(https?:\/\/[^\s?#"'\\]+)\?[^\s"'\\]*/g, '$1?…');
+}
+
 export const isNotFound = (e: unknown) => classifyApiError(e) === ApiErrorKind.NotFound;
 export const isConflict = (e: unknown) => classifyApiError(e) === ApiErrorKind.Conflict;
 export const isAlreadyExists = (e: unknown) => classifyApiError(e) === ApiErrorKind.AlreadyExists;

@@ -1,5 +1,6 @@
 import { type KubeConfig, type KubernetesObject, Watch } from '@kubernetes/client-node';
 import { abortableDelay } from '../util/abort.ts';
+import { redactUrlQueries } from './errors.ts';
 import { getJson } from './rest.ts';
 
 export interface ListWatchOptions<T extends KubernetesObject> {
@@ -113,12 +114,13 @@ export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOp
   }
 }
 
+/** The failure as text, for onInterruption (which callers log): request URLs lose their query strings. */
 function describe(error: unknown): string {
-  if (error instanceof Error) return error.message;
+  if (error instanceof Error) return redactUrlQueries(error.message);
   try {
-    return JSON.stringify(error);
+    return redactUrlQueries(JSON.stringify(error));
   } catch {
-    return String(error);
+    return redactUrlQueries(String(error));
   }
 }
 

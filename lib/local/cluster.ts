@@ -135,7 +135,8 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
 /** Takes the requested slot, or the first free one; a slot whose owner died is reaped and reused. */
 async function acquireSlot(opts: LocalClusterOptions, dir: string) {
   // Slot 0 is `khrun local up`'s; automatic choices take it last, so tests can run beside a local cluster.
-  const slots = opts.slot === undefined ? [...Array(POD_NETWORK_SLOTS).keys()].slice(1).concat(0) : [opts.slot];
+  const slots =
+    opts.slot === undefined ? [...Array(POD_NETWORK_SLOTS).keys()].slice(1).concat(0) : [opts.slot];
   let lastError: unknown;
   for (const slot of slots) {
     const network = podNetworkForSlot(slot);

@@ -1,10 +1,13 @@
+import { readAcceptedReport } from '../check/khstate.ts';
 import type { KhState } from '../check/types.ts';
+import { isTransientApiError, loggableError } from '../kube/errors.ts';
 import { shortId } from '../run/acquire.ts';
 import type { Clock, Log } from '../run/ports.ts';
 import { WriteConflict } from '../run/ports.ts';
+import { abortableDelay } from '../util/abort.ts';
 import { acceptReport } from './accept-report.ts';
 import { type CallerLookup, identifyCaller } from './identify-caller.ts';
-import { gateReport, parseReportBody } from './parse-report.ts';
+import { gateReport, parseReportBody, type Report } from './parse-report.ts';
 
 export interface ReportDeps {
   lookup: CallerLookup;
@@ -18,7 +21,13 @@ export interface ReportDeps {
   /** Identity written to AuthoritativePod. */
   server: string;
   maxWriteAttempts?: number;
+  /** How long a report waits for an unreachable API server before the answer is 500 (default 15 s). */
+  apiRetryMs?: number;
+  /** Waits between those tries; injected by tests (default: a timer). */
+  delay?: (ms: number) => Promise<void>;
 }
+
+export const DEFAULT_API_RETRY_MS = 15_000;
 
 export interface ReportRequest {
   method: string;
@@ -46,6 +55,48 @@ export async function handleReport(deps: ReportDeps, req: ReportRequest): Promis
   const gated = gateReport(parsed.report);
   if (!gated.ok) return reject(deps, gated.reason);
 
+  // An API server that cannot be reached is waited for, within the request: the common clients never get
+  // a report through a retry (the npm client does not retry; v2's Go checkclient resends an empty body),
+  // so answering 500 at once would turn a brief outage into a check that "exited without reporting".
+  // Judged (deadline) and stamped as of its arrival: waiting for the API must not make a report late.
+  const arrivedMs = deps.clock.nowMs();
+  const deadlineMs = arrivedMs + (deps.apiRetryMs ?? DEFAULT_API_RETRY_MS);
+  const delay = deps.delay ?? ((ms: number) => abortableDelay(ms));
+  const write = { uncertain: false };
+  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 2_000)) {
+    try {
+      return await identifyAndStore(deps, req, gated.report, arrivedMs, write);
+    } catch (error) {
+      if (!isTransientApiError(error)) throw error;
+      const remainingMs = deadlineMs - deps.clock.nowMs();
+      if (remainingMs <= 0) {
+        deps.log.error('report could not be stored: API server unavailable', { error: loggableError(error) });
+        return {
+          status: 500,
+          message: 'the report could not be stored: the API server is unavailable; retry',
+        };
+      }
+      deps.log.warn('API server unavailable; the report waits for it', {
+        error: loggableError(error),
+        retryInMs: Math.min(waitMs, remainingMs),
+      });
+      await delay(Math.min(waitMs, remainingMs));
+    }
+  }
+}
+
+/**
+ * Identifies the caller and stores its report (bounded retries on write conflicts). Throws the API
+ * server's transient failures for handleReport to wait out; `write.uncertain` is set when a write failed
+ * that way, because it may have landed all the same.
+ */
+async function identifyAndStore(
+  deps: ReportDeps,
+  req: ReportRequest,
+  report: Report,
+  arrivedMs: number,
+  write: { uncertain: boolean },
+): Promise<ReportResponse> {
   const caller = await identifyCaller(deps.lookup, req.headerUuid, req.sourceIp);
   if (!caller.ok) return reject(deps, caller.reason);
   const checkRef = `${caller.namespace}/${caller.checkName}`;
@@ -53,31 +104,29 @@ export async function handleReport(deps: ReportDeps, req: ReportRequest): Promis
   const attempts = deps.maxWriteAttempts ?? 8;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const state = await deps.state.read(caller.namespace, caller.checkName);
+    if (write.uncertain && isStored(state, caller.uuid, report))
+      return accepted(deps, checkRef, caller, report);
     const decision = acceptReport({
       state,
       checkRef,
       uuid: caller.uuid,
-      report: gated.report,
+      report,
       pod: caller.pod,
       server: deps.server,
-      nowMs: deps.clock.nowMs(),
+      nowMs: arrivedMs,
     });
     if (!decision.ok) return reject(deps, decision.reason, { check: checkRef, pod: caller.pod });
     try {
       await deps.state.replace(decision.next);
-      deps.log.info('report accepted', {
-        check: checkRef,
-        run: shortId(caller.uuid),
-        pod: caller.pod,
-        ok: gated.report.OK,
-        attempt,
-      });
-      return { status: 200, message: 'report accepted' };
+      return accepted(deps, checkRef, caller, report, attempt);
     } catch (error) {
-      if (!(error instanceof WriteConflict)) {
-        deps.log.error('report could not be written', { check: checkRef, error: String(error) });
-        return { status: 500, message: 'the report could not be stored; retry' };
+      if (error instanceof WriteConflict) continue;
+      if (isTransientApiError(error)) {
+        write.uncertain = true;
+        throw error;
       }
+      deps.log.error('report could not be written', { check: checkRef, error: loggableError(error) });
+      return { status: 500, message: 'the report could not be stored; retry' };
     }
   }
   deps.log.error('report write kept conflicting', { check: checkRef, attempts });
@@ -85,6 +134,33 @@ export async function handleReport(deps: ReportDeps, req: ReportRequest): Promis
     status: 500,
     message: `the report could not be stored after ${attempts} conflicting writes; retry`,
   };
+}
+
+/** Whether the khstate already holds exactly this report for this run (a write whose answer was lost). */
+function isStored(state: KhState | null, uuid: string, report: Report): boolean {
+  const stored = readAcceptedReport(state);
+  return (
+    stored?.uuid === uuid &&
+    stored.ok === report.OK &&
+    JSON.stringify(stored.errors) === JSON.stringify(report.Errors)
+  );
+}
+
+function accepted(
+  deps: ReportDeps,
+  checkRef: string,
+  caller: { uuid: string; pod: string },
+  report: Report,
+  attempt?: number,
+): ReportResponse {
+  deps.log.info('report accepted', {
+    check: checkRef,
+    run: shortId(caller.uuid),
+    pod: caller.pod,
+    ok: report.OK,
+    ...(attempt === undefined ? { afterOutage: true } : { attempt }),
+  });
+  return { status: 200, message: 'report accepted' };
 }
 
 function reject(deps: ReportDeps, reason: string, extra: Record<string, unknown> = {}): ReportResponse {

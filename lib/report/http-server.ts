@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loggableError } from '../kube/errors.ts';
 import type { Log } from '../run/ports.ts';
 import { handleReport, type ReportDeps } from './handle-report.ts';
 import { normalizeIp } from './identify-caller.ts';
@@ -70,7 +71,11 @@ export async function startReportServer(
   opts: ReportServerOptions,
 ): Promise<RunningServer> {
   const limit = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const server: Server = createServer(async (req, res) => {
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+  // Node looks for requests past their timeout only every connectionsCheckingInterval (30 s by default),
+  // so without this a slow sender would hold its connection up to 30 s longer than requestTimeoutMs.
+  const sweepMs = Math.max(100, Math.min(1_000, Math.floor(requestTimeoutMs / 4)));
+  const server: Server = createServer({ connectionsCheckingInterval: sweepMs }, async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://report.invalid');
       if (url.pathname !== REPORT_PATH) {
@@ -98,11 +103,11 @@ export async function startReportServer(
       });
       send(res, result.status, result.message);
     } catch (error) {
-      deps.log.error('report endpoint failed', { error: String(error) });
+      deps.log.error('report endpoint failed', { error: loggableError(error) });
       send(res, 500, 'internal error; retry');
     }
   });
-  server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
+  server.requestTimeout = requestTimeoutMs;
   server.headersTimeout = Math.min(server.requestTimeout, 10_000);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

@@ -5,8 +5,11 @@ import { sameUuid } from './accept-report.ts';
 /** Where the report endpoint looks checker pods up; scoped to the namespaces it serves. */
 export interface CallerLookup {
   podsByRunId(uuid: string): Promise<V1Pod[]>;
-  /** Pods (not finished) whose status.podIP is ip; the header-less clients' only identification. */
-  livePodsByIp(ip: string): Promise<V1Pod[]>;
+  /**
+   * Pods (not finished) whose status.podIP is ip; the header-less clients' only identification. With
+   * wait, looks again for a while: a pod may report before its IP is in its status.
+   */
+  livePodsByIp(ip: string, opts?: { wait: boolean }): Promise<V1Pod[]>;
 }
 
 export type Caller =
@@ -66,7 +69,9 @@ export async function identifyCaller(
   }
   if (!sourceIp)
     return { ok: false, reason: 'no kh-run-uuid header and no source address to identify the checker pod' };
-  const pods = await lookup.livePodsByIp(sourceIp);
+  // A client that sent the header is one whose pod carries the run-id label: when that names no pod, the
+  // IP fallback (kept as v2 has it) gets one look and no wait, so forged or stale UUIDs are answered at once.
+  const pods = await lookup.livePodsByIp(sourceIp, { wait: !headerUuid });
   if (pods.length === 0) {
     return {
       ok: false,

@@ -1,5 +1,6 @@
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { isTransientApiError } from '../kube/errors.ts';
 import { retryWithBackoff } from '../util/backoff.ts';
 import type { CallerLookup } from './identify-caller.ts';
 
@@ -34,19 +35,29 @@ export function kubeCallerLookup(
   const live = (p: V1Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
   return {
     podsByRunId: (uuid) => list({ labelSelector: `${RUN_ID_LABEL}=${uuid}` }),
-    async livePodsByIp(ip) {
+    async livePodsByIp(ip, how = { wait: true }) {
       if (!IP_SHAPE.test(ip)) return [];
-      const waitMs = opts.ipLookupWaitMs ?? DEFAULT_IP_LOOKUP_WAIT_MS;
+      const waitMs = how.wait ? (opts.ipLookupWaitMs ?? DEFAULT_IP_LOOKUP_WAIT_MS) : 0;
+      // Whether the last look failed: an API server that cannot be reached is not "no such pod" (a 400,
+      // which clients take as final); that error goes to the caller, and the report waits for the API.
+      let failure: unknown;
       try {
         return await retryWithBackoff(
           `a pod with IP ${ip}`,
           async () => {
-            const pods = (await list({ fieldSelector: `status.podIP=${ip}` })).filter(live);
-            return pods.length > 0 ? pods : undefined;
+            try {
+              const pods = (await list({ fieldSelector: `status.podIP=${ip}` })).filter(live);
+              failure = undefined;
+              return pods.length > 0 ? pods : undefined;
+            } catch (error) {
+              failure = error;
+              return undefined;
+            }
           },
           { initialMs: 100, maxMs: 1_000, deadlineEpochMs: Date.now() + waitMs },
         );
       } catch {
+        if (failure !== undefined && isTransientApiError(failure)) throw failure;
         return [];
       }
     },

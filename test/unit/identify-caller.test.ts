@@ -116,7 +116,8 @@ describe('identifyCaller by the kh-run-uuid header', () => {
     const l = lookup([], [checkerPod()]);
     expect(await identifyCaller(l, UUID, IP)).toEqual(CALLER);
     expect(l.podsByRunId).toHaveBeenCalledWith(UUID);
-    expect(l.livePodsByIp).toHaveBeenCalledWith(IP);
+    // A header-sending client is looked up by IP once, without waiting for a pod IP to appear.
+    expect(l.livePodsByIp).toHaveBeenCalledWith(IP, { wait: false });
   });
 
   it('rejects when the header names no pod and there is no source address', async () => {
@@ -131,6 +132,7 @@ describe('identifyCaller by source IP', () => {
     const l = lookup([checkerPod()], [checkerPod()]);
     expect(await identifyCaller(l, header, IP)).toEqual(CALLER);
     expect(l.podsByRunId).not.toHaveBeenCalled();
+    expect(l.livePodsByIp).toHaveBeenCalledWith(IP, { wait: true });
   });
 
   it('rejects when no live pod has the IP', async () => {
@@ -139,7 +141,7 @@ describe('identifyCaller by source IP', () => {
       ok: false,
       reason: `no kh-run-uuid header, and no running checker pod has IP ${IP}; send the header kh-run-uuid: $KH_RUN_UUID`,
     });
-    expect(l.livePodsByIp).toHaveBeenCalledWith(IP);
+    expect(l.livePodsByIp).toHaveBeenCalledWith(IP, { wait: true });
   });
 
   it('rejects when two pods share the IP (hostNetwork)', async () => {

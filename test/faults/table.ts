@@ -1,0 +1,78 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { FAULTS_OUT_ENV, type FaultRow } from '../integration/faults/helpers/fault-table.ts';
+
+// `npm run faults`: runs the fault and abuse suite (test/integration/faults/*.test.ts on the local cluster,
+// and the report parser's fuzz test) with FAULTS_OUT_ENV set, so every scenario appends one measured row;
+// then prints the rows as a markdown table and writes it to bench/faults.md. Exits non-zero when a test
+// failed (the table then shows only the scenarios that passed, and says so).
+
+const root = resolve(import.meta.dirname, '../..');
+const vitest = join(root, 'node_modules/.bin/vitest');
+const AREA_ORDER = [
+  'overlap',
+  'crash',
+  'control plane',
+  'conflicts',
+  'hostile report',
+  'load',
+  'boundary',
+  'fuzz',
+];
+
+function runVitest(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((done, reject) => {
+    const child = spawn(vitest, ['run', ...args], { cwd: root, env, stdio: 'inherit' });
+    child.once('error', reject);
+    child.once('close', (code) => done(code ?? 1));
+  });
+}
+
+const cell = (text: string | number) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
+
+function areaRank(row: FaultRow): number {
+  const rank = AREA_ORDER.findIndex((a) => row.fault.startsWith(a));
+  return rank === -1 ? AREA_ORDER.length : rank;
+}
+
+async function main(): Promise<number> {
+  const out = join(tmpdir(), `khrun-faults-${process.pid}.jsonl`);
+  await rm(out, { force: true });
+  const env = { ...process.env, [FAULTS_OUT_ENV]: out };
+  const startedMs = Date.now();
+  const codes = [
+    await runVitest(['--project', 'unit', 'test/unit/report-fuzz.test.ts'], env),
+    await runVitest(['--project', 'integration', 'test/integration/faults/'], env),
+  ];
+  const wallMs = Date.now() - startedMs;
+  const text = await readFile(out, 'utf8').catch(() => '');
+  await rm(out, { force: true });
+  const rows = text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as FaultRow)
+    .map((row, index) => ({ row, index }))
+    .sort((a, b) => areaRank(a.row) - areaRank(b.row) || a.index - b.index)
+    .map((r) => r.row);
+  const failed = codes.some((c) => c !== 0);
+  const cpu = cpus();
+  const lines = [
+    '| fault | runs | outcome | lost |',
+    '|---|---:|---|---:|',
+    ...rows.map((r) => `| ${cell(r.fault)} | ${r.runs} | ${cell(r.outcome)} | ${r.lost} |`),
+    '',
+    `Measured by \`npm run faults\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
+      `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, the local cluster (etcd, kube-apiserver, ` +
+      `controller manager, scheduler, process kubelet); ${rows.length} scenarios in ${Math.round(wallMs / 1000)} s` +
+      (failed ? '; SOME TESTS FAILED: their scenarios are missing from the table.' : '.'),
+  ];
+  const table = `${lines.join('\n')}\n`;
+  await mkdir(join(root, 'bench'), { recursive: true });
+  await writeFile(join(root, 'bench/faults.md'), `# Fault and abuse suite\n\n${table}`);
+  process.stdout.write(`\n${table}\nwritten to bench/faults.md\n`);
+  return failed ? 1 : 0;
+}
+
+process.exitCode = await main();

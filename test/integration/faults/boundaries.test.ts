@@ -1,0 +1,157 @@
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readActiveRun } from '../../../lib/check/khstate.ts';
+import {
+  CHECK_NAME_ANNOTATION,
+  CHECK_NAME_LABEL,
+  KH_ENV,
+  RUN_ID_LABEL,
+} from '../../../lib/check/pod-builder.ts';
+import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
+import { createCheck, readState } from '../helpers/khrun.ts';
+import { checkerContainer } from './helpers/checker.ts';
+import { recordFault } from './helpers/fault-table.ts';
+import { checkPods, stateProblems } from './helpers/invariants.ts';
+import {
+  logLines,
+  type Runner,
+  type RunnerExit,
+  resultOf,
+  startRunner,
+  stopRunner,
+} from './helpers/khrun-process.ts';
+
+// Boundaries: what a khcheck author controls (extra labels and annotations, the pod spec and its env)
+// cannot point khrun at another check's khstate or another namespace, nor replace the injected KH_*
+// variables; and the run UUID, the report credential, never appears in full in the runner's logs, even
+// at DEBUG.
+
+const kc = adminKubeConfig();
+let ns: string;
+let ns2: string;
+const runners: Runner[] = [];
+
+beforeAll(async () => {
+  ns = await freshNamespace(kc, 'f-bound');
+  ns2 = await freshNamespace(kc, 'f-bound-other');
+});
+afterAll(async () => {
+  for (const r of runners) await stopRunner(r);
+  await dropNamespace(kc, ns);
+  await dropNamespace(kc, ns2);
+});
+
+function run(check: string, namespace: string, env: Record<string, string> = {}): Promise<RunnerExit> {
+  const runner = startRunner(check, namespace, env);
+  runners.push(runner);
+  return runner.done;
+}
+
+const FORGED_ENV = [
+  { name: KH_ENV.runUuid, value: '00000000-0000-4000-8000-000000000000' },
+  { name: KH_ENV.reportingUrl, value: 'http://127.0.0.1:9/externalCheckStatus' },
+  { name: KH_ENV.deadline, value: '1' },
+  { name: KH_ENV.podNamespace, value: 'kube-system' },
+];
+
+describe('what a khcheck cannot do', () => {
+  it("cannot make khrun write another check's or namespace's khstate, nor override the injected env", async () => {
+    await createCheck(kc, ns, 'victim', { containers: [checkerContainer()] });
+    await createCheck(kc, ns2, 'victim', { containers: [checkerContainer()] });
+    for (const namespace of [ns, ns2])
+      expect(resultOf(await run('victim', namespace))).toMatchObject({ kind: 'Succeeded' });
+    const before = [await readState(kc, ns, 'victim'), await readState(kc, ns2, 'victim')];
+
+    const forged = (c: V1Container): V1Container => ({ ...c, env: [...FORGED_ENV, ...(c.env ?? [])] });
+    await createCheck(
+      kc,
+      ns,
+      'intruder',
+      {
+        initContainers: [forged({ name: 'init', image: 'busybox:1.36', command: ['sh', '-c', 'exit 0'] })],
+        containers: [forged(checkerContainer())],
+      },
+      {
+        extraLabels: { [RUN_ID_LABEL]: 'forged-run', [CHECK_NAME_LABEL]: 'victim', app: 'not-kuberhealthy' },
+        extraAnnotations: { [CHECK_NAME_ANNOTATION]: 'victim', 'example.com/kept': 'yes' },
+      },
+    );
+    const exit = await run('intruder', ns);
+    expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    const state = await readState(kc, ns, 'intruder');
+    expect(stateProblems(state, ns)).toEqual([]);
+    const uuid = state?.spec.uuid ?? '';
+    const [pod] = await checkPods(kc, ns, 'intruder');
+    expect(pod).toBeDefined();
+    const p = pod as V1Pod;
+    expect(p.metadata?.namespace).toBe(ns);
+    expect(p.metadata?.labels).toMatchObject({
+      [RUN_ID_LABEL]: uuid,
+      [CHECK_NAME_LABEL]: 'intruder',
+      app: 'kuberhealthy-check',
+    });
+    expect(p.metadata?.annotations).toMatchObject({
+      [CHECK_NAME_ANNOTATION]: 'intruder',
+      'example.com/kept': 'yes',
+    });
+    for (const c of [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])]) {
+      const injected = (c.env ?? []).filter((e) => Object.values(KH_ENV).includes(e.name as never));
+      expect(injected.map((e) => e.name).sort(), c.name).toEqual(Object.values(KH_ENV).sort());
+      const value = (name: string) => injected.find((e) => e.name === name);
+      expect(value(KH_ENV.runUuid)?.value, c.name).toBe(uuid);
+      expect(value(KH_ENV.reportingUrl)?.value, c.name).not.toMatch(/127\.0\.0\.1:9\//);
+      expect(Number(value(KH_ENV.deadline)?.value), c.name).toBeGreaterThan(Date.now() / 1000);
+      expect(value(KH_ENV.podNamespace)?.valueFrom?.fieldRef?.fieldPath, c.name).toBe('metadata.namespace');
+    }
+    // The victims' khstates were not written at all.
+    const after = [await readState(kc, ns, 'victim'), await readState(kc, ns2, 'victim')];
+    expect(after.map((s) => s?.metadata.resourceVersion)).toEqual(
+      before.map((s) => s?.metadata.resourceVersion),
+    );
+    await recordFault({
+      fault:
+        'boundary: a khcheck forging the check-name annotation, run-id and check-name labels and every KH_* variable (containers and init containers)',
+      runs: 1,
+      outcome:
+        "all overridden in the created pod (labels, annotation, KH_RUN_UUID, KH_REPORTING_URL, deadline, namespace); the run reported and recorded as its own check; the victim checks' khstates (same and other namespace) not written",
+      lost: 0,
+    });
+  });
+
+  it('run UUIDs never appear in full in the runner logs, at DEBUG, through a kill and an adoption', async () => {
+    await createCheck(kc, ns, 'quiet', { containers: [checkerContainer({ delayMs: 500 })] });
+    const debug = { POWERTOOLS_LOG_LEVEL: 'DEBUG', KHRUN_LEASE_SECONDS: '2' };
+    const outputs: string[] = [];
+    const plain = await run('quiet', ns, debug);
+    outputs.push(plain.stdout + plain.stderr);
+    const first = (await readState(kc, ns, 'quiet'))?.spec.uuid ?? '';
+    const killed = await run('quiet', ns, { ...debug, KHRUN_FAILPOINT_KILL_AT: 'pod created' });
+    outputs.push(killed.stdout + killed.stderr);
+    const orphan = readActiveRun(await readState(kc, ns, 'quiet'));
+    expect(orphan).toBeDefined();
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.max(0, (orphan?.leaseUntilMs ?? 0) - Date.now()) + 50),
+    );
+    const adopted = await run('quiet', ns, debug);
+    outputs.push(adopted.stdout + adopted.stderr);
+    expect(resultOf(adopted)).toMatchObject({ result: 'recorded', adopted: true });
+    const second = (await readState(kc, ns, 'quiet'))?.spec.uuid ?? '';
+    expect(second).toBe(orphan?.uuid);
+
+    const text = outputs.join('\n');
+    const lines = logLines(text);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const uuid of [first, second]) {
+      expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
+      expect(text.includes(uuid), `the full run UUID ${uuid.slice(0, 8)}… is in the logs`).toBe(false);
+      // The 8-character prefix is there: runs can still be told apart and correlated.
+      expect(lines.some((l) => l.run === uuid.slice(0, 8))).toBe(true);
+    }
+    await recordFault({
+      fault: 'boundary: run UUIDs in the runner logs at DEBUG (a run, a killed run, its adoption)',
+      runs: 3,
+      outcome: `${lines.length} JSON log lines and the results scanned (POWERTOOLS_LOG_LEVEL=DEBUG): the full UUIDs appear nowhere; the 8-character prefix correlates them`,
+      lost: 0,
+    });
+  });
+});

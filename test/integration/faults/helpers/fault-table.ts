@@ -1,0 +1,38 @@
+import { appendFile } from 'node:fs/promises';
+
+/**
+ * Where the fault tests append their results, one JSON line per scenario. Set by `npm run faults`
+ * (test/faults/table.ts), which turns the lines into the README's reliability table; unset in a plain
+ * `npm test`, where recording is a no-op.
+ */
+export const FAULTS_OUT_ENV = 'KHRUN_FAULTS_OUT';
+
+export interface FaultRow {
+  /** What was done to the system. */
+  fault: string;
+  /** How many times it was done (runs, kills, reports). */
+  runs: number;
+  /** What the system did about it, with the measured figures. */
+  outcome: string;
+  /** Reports, outcomes or writes lost (expected: 0). */
+  lost: number;
+}
+
+/** Appends one row for the table; called at the end of a scenario, after its assertions passed. */
+export async function recordFault(row: FaultRow): Promise<void> {
+  const file = process.env[FAULTS_OUT_ENV];
+  if (!file) return;
+  await appendFile(file, `${JSON.stringify(row)}\n`);
+}
+
+/** Milliseconds as a short human figure for the table. */
+export function ms(value: number): string {
+  return value >= 10_000 ? `${(value / 1000).toFixed(1)} s` : `${Math.round(value)} ms`;
+}
+
+/** The q-quantile (0..1) of a list of numbers, nearest-rank. */
+export function quantile(values: number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+}

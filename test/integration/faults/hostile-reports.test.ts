@@ -1,0 +1,274 @@
+import { randomUUID } from 'node:crypto';
+import type { V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { readAcceptedReport, readLastOutcome } from '../../../lib/check/khstate.ts';
+import { KH_ENV } from '../../../lib/check/pod-builder.ts';
+import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
+import { createCheck, readState } from '../helpers/khrun.ts';
+import { checkerContainer, type Gate, startGate } from './helpers/checker.ts';
+import { ms, quantile, recordFault } from './helpers/fault-table.ts';
+import { dribble, pool, post, sendHuge } from './helpers/http-abuse.ts';
+import { isRunning, podEnv, runIdOf, stateProblems, waitForCheckPod } from './helpers/invariants.ts';
+import { type Runner, resultOf, rssBytes, startRunner, stopRunner } from './helpers/khrun-process.ts';
+
+// Hostile and broken reports against a live runner's report endpoint (the URL its checker pod got in
+// KH_REPORTING_URL): each is rejected with the right status, the khstate is not written (its
+// resourceVersion does not move), the process stays small, and the endpoint still takes the real report.
+
+const kc = adminKubeConfig();
+let ns: string;
+let ns2: string;
+let gate: Gate;
+const runners: Runner[] = [];
+/** The live run under attack, another check's finished run, another namespace's live run. */
+let live: { runner: Runner; pod: V1Pod; url: string; uuid: string };
+let oldUuid: string;
+let otherUuid: string;
+let elsewhere: { runner: Runner; uuid: string };
+/** Slow senders started once the live run is up; they stay connected while the other tests run. */
+let slowSenders: ReturnType<typeof dribble>[] = [];
+/** The report server's default request timeout (lib/report/http-server.ts). */
+const REQUEST_TIMEOUT_MS = 30_000;
+// Renewals would move the resourceVersion; a lease as long as the timeout means none during the test.
+const QUIET_LEASE = { KHRUN_LEASE_SECONDS: '600' };
+
+async function runToEnd(check: string, namespace: string): Promise<string> {
+  const runner = startRunner(check, namespace);
+  runners.push(runner);
+  const exit = await runner.done;
+  expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+  return (await readState(kc, namespace, check))?.spec.uuid ?? '';
+}
+
+async function startLive(check: string, namespace: string, notUuid?: string) {
+  const runner = startRunner(check, namespace, QUIET_LEASE);
+  runners.push(runner);
+  const pod = await waitForCheckPod(
+    kc,
+    namespace,
+    check,
+    (p) => isRunning(p) && runIdOf(p) !== notUuid,
+    'the live run pod Running',
+  );
+  return {
+    runner,
+    pod,
+    uuid: podEnv(pod, KH_ENV.runUuid) ?? '',
+    url: podEnv(pod, KH_ENV.reportingUrl) ?? '',
+  };
+}
+
+beforeAll(async () => {
+  ns = await freshNamespace(kc, 'f-hostile');
+  ns2 = await freshNamespace(kc, 'f-hostile-other');
+  gate = await startGate(inject('hostIp'));
+  const gated = (name: string) => ({
+    containers: [checkerContainer({ gateUrl: gate.waitUrl(name) })],
+  });
+  await createCheck(kc, ns, 'other', { containers: [checkerContainer()] });
+  await createCheck(kc, ns, 'target', gated('target'), { timeout: '5m' });
+  await createCheck(kc, ns2, 'elsewhere', gated('elsewhere'), { timeout: '5m' });
+  otherUuid = await runToEnd('other', ns);
+  gate.open('target');
+  oldUuid = await runToEnd('target', ns);
+  gate.shut('target');
+  live = await startLive('target', ns, oldUuid);
+  elsewhere = await startLive('elsewhere', ns2);
+  slowSenders = Array.from({ length: 20 }, () => dribble(live.url, { intervalMs: 500, maxMs: 60_000 }));
+}, 120_000);
+
+afterAll(async () => {
+  for (const r of runners) await stopRunner(r);
+  await gate?.close();
+  await dropNamespace(kc, ns);
+  await dropNamespace(kc, ns2);
+});
+
+const rv = async (namespace = ns, check = 'target') =>
+  (await readState(kc, namespace, check))?.metadata.resourceVersion;
+
+/** Asserts that nothing in `fn` wrote a khstate: the target's, the other check's, the other namespace's. */
+async function untouched<T>(fn: () => Promise<T>): Promise<T> {
+  const before = [await rv(), await rv(ns, 'other'), await rv(ns2, 'elsewhere')];
+  const result = await fn();
+  expect([await rv(), await rv(ns, 'other'), await rv(ns2, 'elsewhere')]).toEqual(before);
+  return result;
+}
+
+describe('hostile and broken reports against a live run', () => {
+  it('rejects malformed, mistyped and incomplete bodies with 400 and the reason', async () => {
+    const cases: Array<[string, string, RegExp]> = [
+      ['malformed JSON', '{"OK": tru', /not valid JSON/],
+      ['truncated JSON', '{"OK":false,"Errors":["disk', /not valid JSON/],
+      ['empty body', '', /body is empty/],
+      ['an array', '[{"OK":true}]', /not a JSON object/],
+      ['a string', '"OK"', /not a JSON object/],
+      ['OK as a string', '{"OK":"yes","Errors":[]}', /must be true or false/],
+      ['Errors as a string', '{"OK":false,"Errors":"disk full"}', /must be an array of strings/],
+      ['an error that is a number', '{"OK":false,"Errors":[42]}', /must be a string/],
+      ['nothing in it', '{}', /"OK" is false but "Errors" is empty/],
+      ['OK missing, no errors', '{"Errors":[]}', /"OK" is false but "Errors" is empty/],
+      ['OK false, no errors', '{"OK":false,"Errors":[]}', /"OK" is false but "Errors" is empty/],
+      ['a blank error', '{"OK":false,"Errors":["   "]}', /empty or only whitespace/],
+      ['deep nesting', `{"x":${'['.repeat(20_000)}${']'.repeat(20_000)},"OK":true}`, /nests more than/],
+      ['unclosed nesting', '['.repeat(100_000), /not valid JSON/],
+    ];
+    const answers = await untouched(() =>
+      Promise.all(cases.map(([, body]) => post(live.url, body, { uuid: live.uuid }))),
+    );
+    cases.forEach(([name, , reason], i) => {
+      expect(answers[i]?.status, name).toBe(400);
+      expect(answers[i]?.text, name).toMatch(reason);
+      // Answered at once, although 20 slow senders hold connections meanwhile.
+      expect(answers[i]?.ms, name).toBeLessThan(2_000);
+    });
+    await recordFault({
+      fault: 'hostile report: malformed JSON, wrong types, missing fields, blank errors, deep nesting',
+      runs: cases.length,
+      outcome: `${cases.length}/${cases.length} rejected with 400 and the reason, before any API call; khstate not written`,
+      lost: 0,
+    });
+  });
+
+  it('rejects replays, other checks, other namespaces and made-up callers, and writes nothing', async () => {
+    const valid = '{"OK":true,"Errors":[]}';
+    const cases: Array<[string, string | undefined, RegExp]> = [
+      ['a replay of the previous run of the check', oldUuid, /not the active run/],
+      ["another check's finished run", otherUuid, /has no active run/],
+      ["a live run of another namespace's check", elsewhere.uuid, /no running checker pod has IP/],
+      ['a UUID no pod carries', randomUUID(), /no running checker pod has IP/],
+      ['the live UUID in upper case', live.uuid.toUpperCase(), /no running checker pod has IP/],
+      ['a header that is not a UUID', '../../etc/passwd', /not a run UUID/],
+      ['no header, from an address no pod has', undefined, /no running checker pod has IP/],
+    ];
+    const answers = await untouched(() =>
+      Promise.all(cases.map(([, uuid]) => post(live.url, valid, uuid === undefined ? {} : { uuid }))),
+    );
+    cases.forEach(([name, , reason], i) => {
+      expect(answers[i]?.status, name).toBe(400);
+      expect(answers[i]?.text, name).toMatch(reason);
+    });
+    await recordFault({
+      fault:
+        "hostile report: replayed old UUID, another check's UUID, another namespace's live run, unknown and malformed UUIDs, no header",
+      runs: cases.length,
+      outcome: `${cases.length}/${cases.length} rejected with 400; no khstate written (this check's, the other check's, the other namespace's)`,
+      lost: 0,
+    });
+  });
+
+  it('refuses 50 MB bodies early, with and without Content-Length, and stays small', async () => {
+    const size = 50 * 1024 * 1024;
+    const baseline = (await rssBytes(live.runner.pid)) ?? 0;
+    let peak = baseline;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        peak = Math.max(peak, (await rssBytes(live.runner.pid)) ?? 0);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    const [headersOnly, declared, chunked] = await untouched(async () => [
+      // Only the headers: the 400 must come before a single body byte is sent.
+      await sendHuge(live.url, size, true, { bodyBytes: 0 }),
+      await sendHuge(live.url, size, true),
+      await sendHuge(live.url, size, false),
+    ]);
+    sampling = false;
+    await sampler;
+    expect(headersOnly).toMatchObject({ ended: 'answered', status: 400, sentBytes: 0 });
+    expect(headersOnly.text).toMatch(/body of 52428800 bytes is over the 262144-byte limit/);
+    for (const r of [declared, chunked]) {
+      // Whether the sender still reads the 400 or only sees the connection reset depends on how much
+      // it had in flight when the server closed; either way it is stopped after a few MiB.
+      if (r.ended === 'answered') {
+        expect(r.status).toBe(400);
+        expect(r.text).toMatch(/over the 262144-byte limit/);
+      }
+      expect(r.sentBytes, 'the sender is stopped long before 50 MB').toBeLessThan(8 * 1024 * 1024);
+    }
+    const growthMb = (peak - baseline) / 2 ** 20;
+    expect(growthMb, 'RSS growth while refusing 3 × 50 MB').toBeLessThan(40);
+    const how = (r: typeof declared) =>
+      `${r.ended === 'answered' ? '400' : 'reset'} after ${ms(r.ms)}, ${(r.sentBytes / 2 ** 20).toFixed(1)} MiB in flight`;
+    await recordFault({
+      fault: 'hostile report: 50 MB body, with and without Content-Length',
+      runs: 3,
+      outcome: `Content-Length 50 MB, headers only: 400 after ${ms(headersOnly.ms)}, before any body byte; streamed with Content-Length: ${how(declared)}; chunked: ${how(chunked)}; runner RSS ${(baseline / 2 ** 20).toFixed(0)} MiB, peak +${growthMb.toFixed(1)} MiB`,
+      lost: 0,
+    });
+  });
+
+  it('survives a flood of bad reports and writes nothing', async () => {
+    const bodies = ['{"OK":', '{}', '{"OK":false,"Errors":[]}', '[]', 'null'];
+    const malformed = 1_500;
+    const replays = 300;
+    const started = performance.now();
+    const answers = await untouched(() =>
+      pool(malformed + replays, 50, (i) =>
+        i < malformed
+          ? post(live.url, bodies[i % bodies.length] ?? '', { uuid: live.uuid })
+          : post(live.url, '{"OK":true,"Errors":[]}', { uuid: oldUuid }),
+      ),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    expect(answers.filter((a) => a.status !== 400)).toEqual([]);
+    const latencies = answers.map((a) => a.ms);
+    const rss = (await rssBytes(live.runner.pid)) ?? 0;
+    await recordFault({
+      fault: `hostile report: flood of ${malformed} malformed + ${replays} replayed reports, 50 in flight`,
+      runs: answers.length,
+      outcome: `all rejected with 400 at ${Math.round(answers.length / seconds)} requests/s (p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}); khstate not written; runner RSS ${(rss / 2 ** 20).toFixed(0)} MiB after`,
+      lost: 0,
+    });
+  }, 60_000);
+
+  it('cut the slow senders off at the request timeout, while everything above was answered', async () => {
+    const results = await untouched(() => Promise.all(slowSenders));
+    for (const r of results) expect(r.ended).not.toBe('gave up');
+    const longest = Math.max(...results.map((r) => r.ms));
+    const shortest = Math.min(...results.map((r) => r.ms));
+    expect(shortest).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 500);
+    expect(longest, 'cut within a second or two of the request timeout').toBeLessThan(
+      REQUEST_TIMEOUT_MS + 2_500,
+    );
+    await recordFault({
+      fault: `hostile report: ${results.length} slow senders (1 byte every 500 ms) held open through all of the above`,
+      runs: results.length,
+      outcome: `all cut off ${ms(shortest) === ms(longest) ? ms(longest) : `${ms(shortest)}–${ms(longest)}`} after they started (request timeout ${ms(REQUEST_TIMEOUT_MS)}; before the fix, Node's 30 s sweep let them stay up to 30 s longer); every other request meanwhile answered at once`,
+      lost: 0,
+    });
+  }, 60_000);
+
+  it('still accepts the real report afterwards, unicode and control characters stored verbatim', async () => {
+    const errors = [
+      'ünïcødé ✓ 日本語 — 🚀 ZWJ 👩‍👩‍👧',
+      'tab\there, newline\nthen CR\r, bell \u0007, escape \u001b[31mred\u001b[0m',
+      'zero\u200bwidth and \u202eright-to-left override',
+      'quotes " \' and backslash \\ and <html>&amp;',
+    ];
+    const answer = await post(live.url, JSON.stringify({ OK: false, Errors: errors }), { uuid: live.uuid });
+    expect(answer.status, answer.text).toBe(200);
+    const accepted = readAcceptedReport(await readState(kc, ns, 'target'));
+    expect(accepted?.errors).toEqual(errors);
+    // The checker itself now reports too, is refused (only the first report counts) and exits.
+    gate.open('target');
+    const exit = await live.runner.done;
+    expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Failed', errors });
+    const state = await readState(kc, ns, 'target');
+    expect(state?.spec.Errors).toEqual(errors);
+    expect(state?.spec.OK).toBe(false);
+    expect(stateProblems(state, ns)).toEqual([]);
+    expect(readLastOutcome(state)?.uuid).toBe(live.uuid);
+    gate.open('elsewhere');
+    const other = await elsewhere.runner.done;
+    expect(resultOf(other)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    await recordFault({
+      fault: 'hostile report: unicode and control characters in errors, after all of the above',
+      runs: 1,
+      outcome:
+        'accepted (200); errors stored verbatim in the khstate and recorded as the run’s Failed outcome; the other namespace’s run unaffected (Succeeded)',
+      lost: 0,
+    });
+  });
+});
