@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { loggableError } from '../kube/errors.ts';
 import { handleReport } from '../report/handle-report.ts';
 import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import { normalizeIp } from '../report/identify-caller.ts';
@@ -53,7 +54,7 @@ export async function reportFromUrlEvent(
     );
     return text(result.status, result.message);
   } catch (error) {
-    deps.log.error('report endpoint failed', { error: String(error) });
+    deps.log.error('report endpoint failed', { error: loggableError(error) });
     return text(500, 'internal error; retry');
   }
 }

@@ -1,4 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import type { Log } from '../run/ports.ts';
 import { reachableReportHost } from '../runner/report-address.ts';
@@ -71,7 +72,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
       opts.write(`khrun: ${error.message}`);
       return EXIT.usage;
     }
-    opts.log.error('runner failed', { error: error instanceof Error ? error.message : String(error) });
+    opts.log.error('runner failed', { error: loggableError(error) });
     opts.write(
       `khrun: run of ${opts.namespace}/${opts.checkName} failed: ${error instanceof Error ? error.message : String(error)}`,
     );

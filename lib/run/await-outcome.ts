@@ -2,6 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { type ActiveRun, readAcceptedReport, readActiveRun } from '../check/khstate.ts';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
 import type { KhState } from '../check/types.ts';
+import { loggableError } from '../kube/errors.ts';
 import { type Assessment, assessRun, isPodTerminal, type RunTimings } from './assess.ts';
 import { leaseUntil } from './claim.ts';
 import type { RunOutcome } from './outcome.ts';
@@ -129,7 +130,7 @@ export async function awaitOutcome(
       state = await kube.replaceState(claimRun(current, renewed));
     } catch (error) {
       if (!(error instanceof WriteConflict))
-        log.warn('lease renewal failed; retrying', { error: String(error) });
+        log.warn('lease renewal failed; retrying', { error: loggableError(error) });
     } finally {
       if (!stop.signal.aborted) leaseTimer = setTimeout(renewLease, Math.max(200, opts.leaseMs / 2));
     }
