@@ -243,3 +243,61 @@ describe('handleReport', () => {
     );
   });
 });
+
+describe('handleReport while the API server is unreachable', () => {
+  const unavailable = () => Object.assign(new Error('HTTP 503'), { statusCode: 503 });
+
+  it('waits for the API within the request and stores the report once it answers', async () => {
+    const f = fakes();
+    let failures = 2;
+    const read = f.state.read.getMockImplementation()!;
+    f.state.read.mockImplementation(async (ns: string, name: string) => {
+      if (failures-- > 0) throw unavailable();
+      return read(ns, name);
+    });
+    const delays: number[] = [];
+    const response = await handleReport(
+      { ...f.deps, delay: async (ms) => void delays.push(ms) },
+      post('{"OK": true}'),
+    );
+    expect(response.status).toBe(200);
+    expect(delays).toEqual([250, 500]);
+    expect(f.state.replace).toHaveBeenCalledTimes(1);
+  });
+
+  it('answers 500 once the API has been unreachable for apiRetryMs', async () => {
+    const f = fakes();
+    f.state.read.mockImplementation(async () => {
+      throw unavailable();
+    });
+    let now = T0;
+    const response = await handleReport(
+      { ...f.deps, clock: { nowMs: () => now }, apiRetryMs: 3_000, delay: async (ms) => void (now += ms) },
+      post('{"OK": true}'),
+    );
+    expect(response).toEqual({
+      status: 500,
+      message: expect.stringMatching(/API server is unavailable; retry/),
+    });
+    expect(now - T0).toBe(3_000);
+    expect(f.state.replace).not.toHaveBeenCalled();
+  });
+
+  it('counts a write whose reply was lost as stored when the next read shows it', async () => {
+    let stored: KhState | undefined;
+    const f = fakes({
+      replace: async (s) => {
+        stored = s;
+        throw unavailable();
+      },
+    });
+    const read = f.state.read.getMockImplementation()!;
+    f.state.read.mockImplementation(async (ns: string, name: string) => stored ?? read(ns, name));
+    const response = await handleReport(
+      { ...f.deps, delay: async () => {} },
+      post('{"OK": false, "Errors": ["disk"]}'),
+    );
+    expect(response.status).toBe(200);
+    expect(f.state.replace).toHaveBeenCalledTimes(1);
+  });
+});
