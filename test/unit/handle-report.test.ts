@@ -271,8 +271,11 @@ describe('handleReport while the API server is unreachable', () => {
       throw unavailable();
     });
     let now = T0;
+    const advance = async (ms: number) => {
+      now += ms;
+    };
     const response = await handleReport(
-      { ...f.deps, clock: { nowMs: () => now }, apiRetryMs: 3_000, delay: async (ms) => void (now += ms) },
+      { ...f.deps, clock: { nowMs: () => now }, apiRetryMs: 3_000, delay: advance },
       post('{"OK": true}'),
     );
     expect(response).toEqual({
