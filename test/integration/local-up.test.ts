@@ -50,6 +50,9 @@ function startLocalUp(dir: string) {
       reject(new Error(`khrun local up exited (${code}) before it was ready:\n${stderr}`)),
     );
   });
+  // The second instance is expected never to be ready: its rejection is handled here, and still seen by
+  // anyone who awaits `ready`.
+  ready.catch(() => undefined);
   return { child, ready, exited, output: () => ({ stdout, stderr }) };
 }
 
