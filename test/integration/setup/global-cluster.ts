@@ -1,7 +1,9 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { resolveKubectl } from '../../../lib/local/binaries.ts';
 import { type LocalCluster, startLocalCluster } from '../../../lib/local/cluster.ts';
+import { goCheckerBinary } from '../helpers/khrun.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,6 +25,8 @@ let cluster: LocalCluster | undefined;
  */
 export async function setup(project: TestProject): Promise<void> {
   const started = Date.now();
+  const cacheDir =
+    process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun');
   cluster = await startLocalCluster({
     kubebuilderAssets: process.env.KUBEBUILDER_ASSETS || undefined,
     cacheDir:
@@ -34,6 +38,15 @@ export async function setup(project: TestProject): Promise<void> {
   console.log(
     `[local cluster] Kubernetes ${cluster.kubernetesVersion}, etcd ${cluster.etcdVersion}, ready in ${Date.now() - started} ms`,
   );
+  // Go builds the tests need, done here (no timeout) rather than inside a test on a fresh machine: kubectl
+  // for `kubectl apply -k`, and a checker on Kuberhealthy v2.7.1's Go checkclient.
+  console.log('[local cluster] building (or finding cached) kubectl and the Go checkclient checker');
+  await resolveKubectl({
+    cacheDir,
+    buildDir: join(root, 'infra/build'),
+    onProgress: (l) => console.log(`[build] ${l}`),
+  });
+  await goCheckerBinary();
   project.provide('kubeconfigPath', cluster.kubeconfigPath);
   project.provide('hostIp', cluster.hostIp);
   project.provide('apiServerPort', cluster.controlPlane.port);
