@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { EXIT } from '../lib/cli/exit-codes.ts';
+import { EXIT } from '../lib/commands/exit-codes.ts';
 import type { CliContext } from './cli/context.ts';
 import { build, demo, local } from './cli/local.ts';
 import { run } from './cli/run.ts';

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { lambdaKubeConfig, lambdaScope, secondsMs } from '../lib/aws/lambda-config.ts';
 import { reportFromUrlEvent } from '../lib/aws/report-event.ts';
-import { createLogger, type LogLevel, logPort } from '../lib/log/logger.ts';
+import { createLogger, type LogLevel, logPort } from '../lib/core/log.ts';
 
 // report: the report endpoint behind a Lambda function URL (payload format 2.0). Checker pods reach it
 // through NAT, so their source address says nothing: reports must carry the kh-run-uuid header, as

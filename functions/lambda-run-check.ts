@@ -1,10 +1,10 @@
 import type { Context } from 'aws-lambda';
 import { lambdaKubeConfig, secondsMs } from '../lib/aws/lambda-config.ts';
 import type { RunCheckEvent } from '../lib/aws/lambda-invoke.ts';
-import { resultJson } from '../lib/cli/exit-codes.ts';
-import { createLogger, type LogLevel, logPort } from '../lib/log/logger.ts';
+import { resultJson } from '../lib/commands/exit-codes.ts';
+import { createLogger, type LogLevel, logPort } from '../lib/core/log.ts';
 import { CheckNotFoundError } from '../lib/run/errors.ts';
-import { runCheck } from '../lib/runner/run-check.ts';
+import { runCheck } from '../lib/run/invocation.ts';
 
 // runCheck: one iteration of one check per invocation (from the tick, a schedule rule or `aws lambda
 // invoke`). Checker pods report to the report function's URL (KH_EXTERNAL_REPORTING_URL). The iteration

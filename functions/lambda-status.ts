@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { lambdaKubeConfig, lambdaScope } from '../lib/aws/lambda-config.ts';
-import { createLogger, type LogLevel } from '../lib/log/logger.ts';
+import { createLogger, type LogLevel } from '../lib/core/log.ts';
 import { listKhStates } from '../lib/status/state-cache.ts';
 import { handleStatusRequest } from '../lib/status/status-routes.ts';
 

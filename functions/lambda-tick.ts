@@ -2,7 +2,7 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { durationMs, lambdaKubeConfig, lambdaScope } from '../lib/aws/lambda-config.ts';
 import { lambdaDispatcher } from '../lib/aws/lambda-invoke.ts';
-import { createLogger, type LogLevel, logPort } from '../lib/log/logger.ts';
+import { createLogger, type LogLevel, logPort } from '../lib/core/log.ts';
 import { DEFAULT_DUE_TIMINGS } from '../lib/schedule/due.ts';
 import { runTick } from '../lib/schedule/tick.ts';
 import { tickKube } from '../lib/schedule/tick-kube.ts';

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { parseGoDuration } from '../../lib/check/duration.ts';
+import { parseGoDuration } from '../../lib/core/duration.ts';
+import { createLogger, type LogLevel } from '../../lib/core/log.ts';
 import { loadKubeConfig } from '../../lib/kube/load-config.ts';
-import { createLogger, type LogLevel } from '../../lib/log/logger.ts';
-import type { NamespaceScope } from '../../lib/report/kube-lookup.ts';
+import type { NamespaceScope } from '../../lib/kube/scope.ts';
 
 /** What every command's flag parsing gets: the environment, output, and a usage failure (exit 2). */
 export interface CliContext {

@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildCommand } from '../../lib/build/build-command.ts';
-import { demoCommand } from '../../lib/cli/demo.ts';
-import { localUpCommand } from '../../lib/cli/local-up.ts';
+import { demoCommand } from '../../lib/local/demo.ts';
+import { localUpCommand } from '../../lib/local/local-up.ts';
 import { type CliContext, cacheDir, signalOnTermination } from './context.ts';
 
 /** `khrun local up`: the local cluster in the foreground. */

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { runCommand } from '../../lib/cli/run-command.ts';
-import { logPort } from '../../lib/log/logger.ts';
+import { runCommand } from '../../lib/commands/run.ts';
+import { logPort } from '../../lib/core/log.ts';
 import {
   type CliContext,
   contextNamespace,

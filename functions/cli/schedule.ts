@@ -2,12 +2,12 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { lambdaDispatcher } from '../../lib/aws/lambda-invoke.ts';
-import { logPort } from '../../lib/log/logger.ts';
+import { syncCommand } from '../../lib/commands/sync.ts';
+import { tickCommand } from '../../lib/commands/tick.ts';
+import { logPort } from '../../lib/core/log.ts';
 import { DEFAULT_DUE_TIMINGS } from '../../lib/schedule/due.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
-import { syncCommand } from '../../lib/schedule/sync-command.ts';
 import { syncKube } from '../../lib/schedule/sync-kube.ts';
-import { tickCommand } from '../../lib/schedule/tick-command.ts';
 import { jobDispatcher, readRunnerTemplate, tickKube } from '../../lib/schedule/tick-kube.ts';
 import {
   type CliContext,

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { logPort } from '../../lib/log/logger.ts';
-import { serveCommand } from '../../lib/server/serve-command.ts';
+import { serveCommand } from '../../lib/commands/serve.ts';
+import { logPort } from '../../lib/core/log.ts';
 import { type CliContext, kubeConfigOrFail, loggerFor, scopeFrom, signalOnTermination } from './context.ts';
 
 /** `khrun serve`: the report endpoint and status routes as a long-running server. */

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { describeCommand } from '../../lib/cli/describe-command.ts';
-import { statusCommand } from '../../lib/cli/status-command.ts';
+import { describeCommand } from '../../lib/commands/describe.ts';
+import { statusCommand } from '../../lib/commands/status.ts';
 import { type CliContext, contextNamespace, kubeConfigOrFail } from './context.ts';
 
 /** `khrun status`: the checks and their last results. */

@@ -1,8 +1,8 @@
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { parseGoDuration } from '../check/duration.ts';
+import { parseGoDuration } from '../core/duration.ts';
 import { loadKubeConfig } from '../kube/load-config.ts';
-import type { NamespaceScope } from '../report/kube-lookup.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
 import { eksKubeConfig, eksTokenSource, mintEksToken } from './eks-token.ts';
 
 type Env = Readonly<Record<string, string | undefined>>;

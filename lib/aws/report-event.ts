@@ -1,12 +1,13 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
+import { kubePort } from '../kube/kube-port.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
 import { handleReport } from '../report/handle-report.ts';
 import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import { normalizeIp } from '../report/identify-caller.ts';
-import { kubeCallerLookup, type NamespaceScope } from '../report/kube-lookup.ts';
-import { kubePort } from '../run/kube-port.ts';
-import type { Log } from '../run/ports.ts';
+import { kubeCallerLookup } from '../report/kube-lookup.ts';
 
 const text = (statusCode: number, body: string): APIGatewayProxyStructuredResultV2 => ({
   statusCode,

@@ -1,5 +1,5 @@
 import type { V1Container, V1EnvVar, V1Pod } from '@kubernetes/client-node';
-import { KH_GROUP, KH_VERSION, type ValidCheck } from './types.ts';
+import { KH_GROUP, KH_VERSION, type ValidCheck } from '../state/resources.ts';
 
 /**
  * Names Kuberhealthy v2 puts on every checker pod. Check images, the report endpoint, reapers and dashboards

@@ -1,6 +1,6 @@
 import type { V1Container } from '@kubernetes/client-node';
-import { parseGoDuration } from './duration.ts';
-import type { KhCheck, ValidCheck } from './types.ts';
+import { parseGoDuration } from '../core/duration.ts';
+import type { KhCheck, ValidCheck } from '../state/resources.ts';
 
 export type CheckValidation = { ok: true; check: ValidCheck } | { ok: false; reason: string };
 

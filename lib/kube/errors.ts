@@ -109,3 +109,8 @@ export function apiErrorMessage(error: unknown): string {
   }
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Someone else wrote first (resourceVersion precondition failed, or the object already exists). */
+export class WriteConflict extends Error {
+  override readonly name = 'WriteConflict';
+}

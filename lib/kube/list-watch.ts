@@ -1,5 +1,5 @@
 import { type KubeConfig, type KubernetesObject, Watch } from '@kubernetes/client-node';
-import { abortableDelay } from '../util/abort.ts';
+import { abortableDelay } from '../core/abort.ts';
 import { redactUrlQueries } from './errors.ts';
 import { getJson } from './rest.ts';
 

@@ -5,9 +5,9 @@ import {
   nextKhState,
   readAcceptedReport,
   readActiveRun,
-} from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
-import { toKubeTime } from '../run/record.ts';
+} from '../state/khstate.ts';
+import { toKubeTime } from '../state/record.ts';
+import type { KhState } from '../state/resources.ts';
 
 /** Constant-time comparison: a run UUID is the report's credential. */
 export function sameUuid(a: string, b: string): boolean {

@@ -1,10 +1,10 @@
-import { readAcceptedReport } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
-import { isTransientApiError, loggableError } from '../kube/errors.ts';
-import { shortId } from '../run/acquire.ts';
-import type { Clock, Log } from '../run/ports.ts';
-import { WriteConflict } from '../run/ports.ts';
-import { abortableDelay } from '../util/abort.ts';
+import { abortableDelay } from '../core/abort.ts';
+import type { Clock } from '../core/clock.ts';
+import { shortId } from '../core/ids.ts';
+import type { Log } from '../core/log.ts';
+import { isTransientApiError, loggableError, WriteConflict } from '../kube/errors.ts';
+import { readAcceptedReport } from '../state/khstate.ts';
+import type { KhState } from '../state/resources.ts';
 import { acceptReport } from './accept-report.ts';
 import { type CallerLookup, identifyCaller } from './identify-caller.ts';
 import { gateReport, parseReportBody, type Report } from './parse-report.ts';

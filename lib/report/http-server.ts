@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
-import type { Log } from '../run/ports.ts';
 import { handleReport, type ReportDeps } from './handle-report.ts';
 import { normalizeIp } from './identify-caller.ts';
 

@@ -1,11 +1,9 @@
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { retryWithBackoff } from '../core/backoff.ts';
 import { isTransientApiError } from '../kube/errors.ts';
-import { retryWithBackoff } from '../util/backoff.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
 import type { CallerLookup } from './identify-caller.ts';
-
-/** Which namespaces a report endpoint serves: a runner serves its check's, a shared server may serve all. */
-export type NamespaceScope = { namespaces: string[] } | 'all';
 
 /**
  * How long a header-less report waits for its pod's IP to appear in the pod's status (the kubelet writes it

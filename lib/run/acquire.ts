@@ -1,18 +1,16 @@
-import { type ActiveRun, newKhState, OutcomeKind, readAcceptedReport } from '../check/khstate.ts';
 import { podNameFor, RUN_ID_LABEL } from '../check/pod-builder.ts';
-import type { KhState, ValidCheck } from '../check/types.ts';
+import type { Clock } from '../core/clock.ts';
+import { type IdSource, shortId } from '../core/ids.ts';
+import type { Log } from '../core/log.ts';
+import { WriteConflict } from '../kube/errors.ts';
+import type { KubePort } from '../kube/port.ts';
+import type { EventSink } from '../run/events.ts';
+import { type ActiveRun, newKhState, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
+import { executionError, type RunOutcome } from '../state/outcome.ts';
+import { claimRun, recordOutcome } from '../state/record.ts';
+import type { KhState, ValidCheck } from '../state/resources.ts';
 import { announceOutcome } from './announce.ts';
 import { decideClaim, leaseUntil } from './claim.ts';
-import { executionError, type RunOutcome } from './outcome.ts';
-import {
-  type Clock,
-  type EventSink,
-  type IdSource,
-  type KubePort,
-  type Log,
-  WriteConflict,
-} from './ports.ts';
-import { claimRun, recordOutcome } from './record.ts';
 
 export type Acquired =
   | { kind: 'owned'; run: ActiveRun; state: KhState; adopted: boolean }
@@ -133,9 +131,4 @@ async function closeStaleRun(
   );
   log.info('closed stale run', { run: shortId(run.uuid), outcome: outcome.kind });
   await announceOutcome(deps, check, { runUuid: run.uuid, outcome, atMs: nowMs, runner });
-}
-
-/** Run UUIDs are report credentials: logs carry only a prefix, enough to correlate, useless to report. */
-export function shortId(uuid: string): string {
-  return uuid.slice(0, 8);
 }

@@ -1,7 +1,7 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
-import { executionError, type RunOutcome } from './outcome.ts';
+import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
+import { executionError, type RunOutcome } from '../state/outcome.ts';
+import type { KhState } from '../state/resources.ts';
 
 export interface RunTimings {
   /** After a report, how long the pod may keep running (a sidecar that never stops) before it is removed. */

@@ -1,13 +1,15 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { type ActiveRun, readAcceptedReport, readActiveRun } from '../check/khstate.ts';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
-import type { KhState } from '../check/types.ts';
-import { loggableError } from '../kube/errors.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Log } from '../core/log.ts';
+import { loggableError, WriteConflict } from '../kube/errors.ts';
+import type { KubePort } from '../kube/port.ts';
+import { type ActiveRun, readAcceptedReport, readActiveRun } from '../state/khstate.ts';
+import type { RunOutcome } from '../state/outcome.ts';
+import { claimRun } from '../state/record.ts';
+import type { KhState } from '../state/resources.ts';
 import { type Assessment, assessRun, isPodTerminal, type RunTimings } from './assess.ts';
 import { leaseUntil } from './claim.ts';
-import type { RunOutcome } from './outcome.ts';
-import { type Clock, type KubePort, type Log, WriteConflict } from './ports.ts';
-import { claimRun } from './record.ts';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

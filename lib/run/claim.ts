@@ -1,5 +1,5 @@
-import { type ActiveRun, readAcceptedReport, readActiveRun } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
+import { type ActiveRun, readAcceptedReport, readActiveRun } from '../state/khstate.ts';
+import type { KhState } from '../state/resources.ts';
 
 /** What an invocation does about the run slot of a check, decided from the khstate alone. */
 export type ClaimDecision =

@@ -1,10 +1,11 @@
-import { type ActiveRun, OutcomeKind, readAcceptedReport, readActiveRun } from '../check/khstate.ts';
-import type { KhState, ValidCheck } from '../check/types.ts';
-import { type AcquireDeps, shortId } from './acquire.ts';
+import { shortId } from '../core/ids.ts';
+import { WriteConflict } from '../kube/errors.ts';
+import { type ActiveRun, OutcomeKind, readAcceptedReport, readActiveRun } from '../state/khstate.ts';
+import type { RunOutcome } from '../state/outcome.ts';
+import { claimRun, recordOutcome } from '../state/record.ts';
+import type { KhState, ValidCheck } from '../state/resources.ts';
+import type { AcquireDeps } from './acquire.ts';
 import { announceOutcome } from './announce.ts';
-import type { RunOutcome } from './outcome.ts';
-import { WriteConflict } from './ports.ts';
-import { claimRun, recordOutcome } from './record.ts';
 
 /**
  * A report that landed after the outcome was decided (for instance during the late-report grace) wins over

@@ -1,5 +1,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { formatMsAsGoDuration } from '../check/duration.ts';
+import { buildCheckerPod, KH_ENV, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { validateCheck } from '../check/validate-check.ts';
+import { formatMsAsGoDuration } from '../core/duration.ts';
+import { shortId } from '../core/ids.ts';
+import { WriteConflict } from '../kube/errors.ts';
 import {
   ANNOTATION,
   newKhState,
@@ -8,20 +12,17 @@ import {
   readAcceptedReport,
   readActiveRun,
   readConsecutiveFailures,
-} from '../check/khstate.ts';
-import { buildCheckerPod, KH_ENV, RUN_ID_LABEL } from '../check/pod-builder.ts';
-import type { ValidCheck } from '../check/types.ts';
-import { validateCheck } from '../check/validate-check.ts';
-import { type AcquireDeps, acquireRun, shortId } from './acquire.ts';
+} from '../state/khstate.ts';
+import { executionError, type RunOutcome } from '../state/outcome.ts';
+import { resultAnnotations, toKubeTime } from '../state/record.ts';
+import type { ValidCheck } from '../state/resources.ts';
+import { type AcquireDeps, acquireRun } from './acquire.ts';
 import { announceOutcome } from './announce.ts';
 import { DEFAULT_TIMINGS, type RunTimings } from './assess.ts';
 import { awaitOutcome } from './await-outcome.ts';
 import { CheckNotFoundError } from './errors.ts';
 import { finishRun, releaseRun } from './finish.ts';
-import { executionError, type RunOutcome } from './outcome.ts';
 import { podsToRemove } from './pod-hygiene.ts';
-import { WriteConflict } from './ports.ts';
-import { resultAnnotations, toKubeTime } from './record.ts';
 
 export interface IterationConfig {
   namespace: string;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { V1CronJob, V1PodTemplateSpec } from '@kubernetes/client-node';
-import { KH_GROUP, KH_VERSION, type KhCheck } from '../check/types.ts';
+import { KH_GROUP, KH_VERSION, type KhCheck } from '../state/resources.ts';
 import { type CronChoice, cronForInterval } from './cron.ts';
 import {
   CHECK_LABEL,

@@ -1,4 +1,4 @@
-import { formatMsAsGoDuration } from '../check/duration.ts';
+import { formatMsAsGoDuration } from '../core/duration.ts';
 
 /** A cron schedule for a runInterval, and whether it fires at exactly that interval. */
 export interface CronChoice {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { readActiveRun, readLastOutcome } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
-import { readDispatchClaim } from './dispatch-claim.ts';
+import { readDispatchClaim } from '../state/dispatch-claim.ts';
+import { readActiveRun, readLastOutcome } from '../state/khstate.ts';
+import type { KhState } from '../state/resources.ts';
 
 export interface DueTimings {
   /** How often the tick runs; a check is due half a period early so the tick nearest its time sends it. */

@@ -1,6 +1,6 @@
-import { parseGoDuration } from '../check/duration.ts';
-import type { KhCheck } from '../check/types.ts';
 import { DEFAULT_RUN_INTERVAL, DEFAULT_TIMEOUT, validateCheck } from '../check/validate-check.ts';
+import { parseGoDuration } from '../core/duration.ts';
+import type { KhCheck } from '../state/resources.ts';
 
 export interface CheckSchedule {
   runIntervalMs: number;

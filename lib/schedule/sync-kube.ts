@@ -5,13 +5,13 @@ import {
   setHeaderOptions,
   type V1CronJob,
 } from '@kubernetes/client-node';
-import { KHCHECK_PLURAL, type KhCheck } from '../check/types.ts';
 import { isNotFound } from '../kube/errors.ts';
+import { retryTransient } from '../kube/transient.ts';
+import { KHCHECK_PLURAL, type KhCheck } from '../state/resources.ts';
 import { CHECK_CRONJOB_COMPONENT } from './check-cronjob.ts';
 import { COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from './run-job.ts';
 import type { SyncKube } from './sync.ts';
 import { listInScope } from './tick-kube.ts';
-import { retryTransient } from './transient.ts';
 
 export const SYNC_FIELD_MANAGER = 'khrun-sync' as const;
 

@@ -1,7 +1,7 @@
 import type { V1CronJob, V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { KhCheck } from '../check/types.ts';
-import type { NamespaceScope } from '../report/kube-lookup.ts';
-import type { Log } from '../run/ports.ts';
+import type { Log } from '../core/log.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
+import type { KhCheck } from '../state/resources.ts';
 import { checkCronJob } from './check-cronjob.ts';
 import type { RunJobOptions } from './run-job.ts';
 

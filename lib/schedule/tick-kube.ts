@@ -5,6 +5,10 @@ import {
   type KubeConfig,
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
+import { classifyApiError, isNotFound } from '../kube/errors.ts';
+import { kubePort } from '../kube/kube-port.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
+import { retryTransient } from '../kube/transient.ts';
 import {
   KH_GROUP,
   KH_VERSION,
@@ -12,10 +16,7 @@ import {
   KHSTATE_PLURAL,
   type KhCheck,
   type KhState,
-} from '../check/types.ts';
-import { classifyApiError, isNotFound } from '../kube/errors.ts';
-import type { NamespaceScope } from '../report/kube-lookup.ts';
-import { kubePort } from '../run/kube-port.ts';
+} from '../state/resources.ts';
 import {
   CHECK_LABEL,
   CHECK_NAME_ANNOTATION,
@@ -30,7 +31,6 @@ import {
   runJobSpec,
 } from './run-job.ts';
 import type { Dispatcher, TickKube } from './tick.ts';
-import { retryTransient } from './transient.ts';
 
 const co = { group: KH_GROUP, version: KH_VERSION };
 

@@ -1,13 +1,15 @@
-import { newKhState } from '../check/khstate.ts';
-import type { KhCheck, KhState } from '../check/types.ts';
-import type { NamespaceScope } from '../report/kube-lookup.ts';
-import { type Clock, type Log, WriteConflict } from '../run/ports.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Log } from '../core/log.ts';
+import { WriteConflict } from '../kube/errors.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
 import {
   type DispatchClaim,
   readDispatchClaim,
   withDispatchClaim,
   withoutDispatchClaim,
-} from './dispatch-claim.ts';
+} from '../state/dispatch-claim.ts';
+import { newKhState } from '../state/khstate.ts';
+import type { KhCheck, KhState } from '../state/resources.ts';
 import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings, decideDue } from './due.ts';
 import type { CheckRef } from './run-job.ts';
 import { scheduleOf } from './schedule-of.ts';

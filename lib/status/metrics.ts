@@ -1,16 +1,16 @@
 import { Counter, Gauge, type Metric, Registry } from 'prom-client';
-import { parseGoDuration } from '../check/duration.ts';
-import { readConsecutiveFailures } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
-import { buildStatus, checkKey } from './status-json.ts';
-import { truncateUtf8 } from './text.ts';
+import { parseGoDuration } from '../core/duration.ts';
+import { truncateUtf8 } from '../core/text.ts';
+import { readConsecutiveFailures } from '../state/khstate.ts';
+import type { KhState } from '../state/resources.ts';
 import {
   DURATION_BUCKETS_SECONDS,
   durationCount,
   failureCount,
   type OutcomeTotals,
   readTotals,
-} from './totals.ts';
+} from '../state/totals.ts';
+import { buildStatus, checkKey } from './status-json.ts';
 
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 

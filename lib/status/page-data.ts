@@ -1,6 +1,6 @@
-import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
-import { type HistoryEntry, readHistory } from './history.ts';
+import { type HistoryEntry, readHistory } from '../state/history.ts';
+import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
+import type { KhState } from '../state/resources.ts';
 import { runDurationSeconds } from './metrics.ts';
 import { checkKey, hasRun, normalizeLastRun } from './status-json.ts';
 

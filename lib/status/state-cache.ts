@@ -1,6 +1,6 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../check/types.ts';
 import { runListWatch } from '../kube/list-watch.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../state/resources.ts';
 
 /** Read access to the khstates a status view is built from. */
 export interface StateSource {

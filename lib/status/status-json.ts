@@ -1,5 +1,5 @@
-import { readActiveRun, readLastOutcome } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
+import { readActiveRun, readLastOutcome } from '../state/khstate.ts';
+import type { KhState } from '../state/resources.ts';
 
 /** One check in v2's status JSON: the khstate spec with v2's keys, in v2's (Go struct) order. */
 export interface V2WorkloadDetails {

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import type { KhState } from '../check/types.ts';
-import type { Clock } from '../run/ports.ts';
-import { DEFAULT_HISTORY_BOUNDS } from './history.ts';
+import type { Clock } from '../core/clock.ts';
+import { DEFAULT_HISTORY_BOUNDS } from '../state/history.ts';
+import type { KhState } from '../state/resources.ts';
 import { METRICS_CONTENT_TYPE, type MetricsOptions, renderMetrics } from './metrics.ts';
 import { buildPageData } from './page-data.ts';
 import { buildStatus, goJson, parseNamespaceFilter } from './status-json.ts';

@@ -62,7 +62,7 @@ export async function waitForAuditFlush(
   sinceMs: number,
   timeoutMs = 10_000,
 ) {
-  const { retryWithBackoff } = await import('../../lib/util/backoff.ts');
+  const { retryWithBackoff } = await import('../../lib/core/backoff.ts');
   await retryWithBackoff(
     'the audit log to catch up',
     async () => {

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, VersionApi } from '@kubernetes/client-node';
-import { newKhState, readAcceptedReport } from '../../lib/check/khstate.ts';
 import { buildCheckerPod, RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
 import { validateCheck } from '../../lib/check/validate-check.ts';
-import { silentLog } from '../../lib/log/logger.ts';
+import { silentLog } from '../../lib/core/log.ts';
+import { kubePort } from '../../lib/kube/kube-port.ts';
 import { startReportServer } from '../../lib/report/http-server.ts';
 import { kubeCallerLookup } from '../../lib/report/kube-lookup.ts';
-import { kubePort } from '../../lib/run/kube-port.ts';
-import { claimRun, recordOutcome } from '../../lib/run/record.ts';
+import { newKhState, readAcceptedReport } from '../../lib/state/khstate.ts';
+import { claimRun, recordOutcome } from '../../lib/state/record.ts';
 import { countRequests, type RequestCount, waitForAuditFlush } from './audit.ts';
 import type { BenchCluster } from './bench-cluster.ts';
 

@@ -3,10 +3,16 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { ANNOTATION } from '../../lib/check/khstate.ts';
-import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, KHSTATE_PLURAL, type KhState } from '../../lib/check/types.ts';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
 import { resolveKubectl } from '../../lib/local/binaries.ts';
+import { ANNOTATION } from '../../lib/state/khstate.ts';
+import {
+  KH_GROUP,
+  KH_VERSION,
+  KHCHECK_PLURAL,
+  KHSTATE_PLURAL,
+  type KhState,
+} from '../../lib/state/resources.ts';
 import { countRequests, waitForAuditFlush } from './audit.ts';
 import { type BenchCluster, repoRoot } from './bench-cluster.ts';
 import { fmtMs, type Summary, summarize } from './stats.ts';

@@ -1,7 +1,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, KHSTATE_PLURAL } from '../../lib/check/types.ts';
 import { apiErrorMessage, classifyApiError } from '../../lib/kube/errors.ts';
+import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, KHSTATE_PLURAL } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 
 // The khcheck and khstate CRDs are Kuberhealthy v2's structural schemas: what v2 rejected is rejected

@@ -1,8 +1,14 @@
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLastOutcome } from '../../lib/check/khstate.ts';
-import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, KHSTATE_PLURAL, type KhState } from '../../lib/check/types.ts';
-import { readDispatchClaim } from '../../lib/schedule/dispatch-claim.ts';
+import { readDispatchClaim } from '../../lib/state/dispatch-claim.ts';
+import { readLastOutcome } from '../../lib/state/khstate.ts';
+import {
+  KH_GROUP,
+  KH_VERSION,
+  KHCHECK_PLURAL,
+  KHSTATE_PLURAL,
+  type KhState,
+} from '../../lib/state/resources.ts';
 import { adminKubeConfig, uniqueName, waitFor } from './helpers/cluster.ts';
 import { applyDeploy, buildTestBundles, DEPLOY_NAMESPACE, kubectl } from './helpers/deploy.ts';
 

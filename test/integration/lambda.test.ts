@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, Context, ScheduledEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { readLastOutcome } from '../../lib/check/khstate.ts';
+import { readLastOutcome } from '../../lib/state/khstate.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 import { buildTestBundles } from './helpers/deploy.ts';
 import { createCheck, nodeContainer, readState } from './helpers/khrun.ts';

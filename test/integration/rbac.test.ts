@@ -6,8 +6,8 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { KH_GROUP, KH_VERSION } from '../../lib/check/types.ts';
 import { statusCodeOf } from '../../lib/kube/errors.ts';
+import { KH_GROUP, KH_VERSION } from '../../lib/state/resources.ts';
 import { adminKubeConfig } from './helpers/cluster.ts';
 import {
   applyDeploy,

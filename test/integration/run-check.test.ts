@@ -1,8 +1,8 @@
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANNOTATION, readActiveRun, readLastOutcome } from '../../lib/check/khstate.ts';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
-import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL } from '../../lib/check/types.ts';
+import { ANNOTATION, readActiveRun, readLastOutcome } from '../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpers/cluster.ts';
 import {
   createCheck,

@@ -9,12 +9,12 @@ import { promisify } from 'node:util';
 import { CoreV1Api, type CoreV1Event, CustomObjectsApi } from '@kubernetes/client-node';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ANNOTATION, newKhState } from '../../lib/check/khstate.ts';
-import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/check/types.ts';
-import { HISTORY_ANNOTATION, type HistoryEntry, readHistory } from '../../lib/status/history.ts';
+import { HISTORY_ANNOTATION, type HistoryEntry, readHistory } from '../../lib/state/history.ts';
+import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
+import { readTotals } from '../../lib/state/totals.ts';
 import { type StateCache, startStateCache } from '../../lib/status/state-cache.ts';
 import { statusRoutes } from '../../lib/status/status-routes.ts';
-import { readTotals } from '../../lib/status/totals.ts';
 import { parsePromText, sampleValue } from '../helpers/prom-text.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 import {

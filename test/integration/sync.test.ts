@@ -10,8 +10,14 @@ import {
   type V1Job,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLastOutcome } from '../../lib/check/khstate.ts';
-import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, KHSTATE_PLURAL, type KhState } from '../../lib/check/types.ts';
+import { readLastOutcome } from '../../lib/state/khstate.ts';
+import {
+  KH_GROUP,
+  KH_VERSION,
+  KHCHECK_PLURAL,
+  KHSTATE_PLURAL,
+  type KhState,
+} from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpers/cluster.ts';
 import {
   applyDeploy,

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { BatchV1Api, CoreV1Api, type V1Job } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLastOutcome } from '../../lib/check/khstate.ts';
-import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/check/types.ts';
-import { readDispatchClaim } from '../../lib/schedule/dispatch-claim.ts';
+import { readDispatchClaim } from '../../lib/state/dispatch-claim.ts';
+import { readLastOutcome } from '../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpers/cluster.ts';
 import {
   applyDeploy,

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { acceptReport, type ReportDecision, sameUuid } from '../../lib/report/accept-report.ts';
 import {
   type ActiveRun,
   ANNOTATION,
   newKhState,
   readAcceptedReport,
   readActiveRun,
-} from '../../lib/check/khstate.ts';
-import type { KhState } from '../../lib/check/types.ts';
-import { acceptReport, type ReportDecision, sameUuid } from '../../lib/report/accept-report.ts';
+} from '../../lib/state/khstate.ts';
+import type { KhState } from '../../lib/state/resources.ts';
 
 const T0 = Date.UTC(2024, 2, 5, 10, 20, 30, 0);
 const UUID = '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';

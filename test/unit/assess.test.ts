@@ -1,7 +1,5 @@
 import type { V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { type AcceptedReport, type ActiveRun, ANNOTATION, newKhState } from '../../lib/check/khstate.ts';
-import type { KhState } from '../../lib/check/types.ts';
 import {
   type Assessment,
   assessRun,
@@ -10,6 +8,8 @@ import {
   isPodTerminal,
   type RunObservation,
 } from '../../lib/run/assess.ts';
+import { type AcceptedReport, type ActiveRun, ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import type { KhState } from '../../lib/state/resources.ts';
 
 const T0 = 1_700_000_000_000;
 const UUID = '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatGoDuration, formatMsAsGoDuration, parseGoDuration } from '../../lib/check/duration.ts';
+import { formatGoDuration, formatMsAsGoDuration, parseGoDuration } from '../../lib/core/duration.ts';
 
 // Every expected value below was produced by Go 1.26's time.ParseDuration / Duration.String().
 

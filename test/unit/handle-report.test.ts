@@ -1,9 +1,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
-import { type ActiveRun, ANNOTATION, newKhState, readAcceptedReport } from '../../lib/check/khstate.ts';
-import type { KhState } from '../../lib/check/types.ts';
+import { WriteConflict } from '../../lib/kube/errors.ts';
 import { handleReport, type ReportDeps, type ReportRequest } from '../../lib/report/handle-report.ts';
-import { WriteConflict } from '../../lib/run/ports.ts';
+import { type ActiveRun, ANNOTATION, newKhState, readAcceptedReport } from '../../lib/state/khstate.ts';
+import type { KhState } from '../../lib/state/resources.ts';
 
 const T0 = Date.UTC(2024, 2, 5, 10, 20, 30, 0);
 const UUID = '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';

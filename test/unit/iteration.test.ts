@@ -1,5 +1,10 @@
 import type { V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { KH_ENV, podNameFor } from '../../lib/check/pod-builder.ts';
+import { acceptReport } from '../../lib/report/accept-report.ts';
+import type { AcquireDeps } from '../../lib/run/acquire.ts';
+import { CheckNotFoundError } from '../../lib/run/errors.ts';
+import { type IterationConfig, type IterationResult, runIteration } from '../../lib/run/iteration.ts';
 import {
   type ActiveRun,
   ANNOTATION,
@@ -8,13 +13,8 @@ import {
   readActiveRun,
   readConsecutiveFailures,
   readLastOutcome,
-} from '../../lib/check/khstate.ts';
-import { KH_ENV, podNameFor } from '../../lib/check/pod-builder.ts';
-import type { KhCheck, KhState } from '../../lib/check/types.ts';
-import { acceptReport } from '../../lib/report/accept-report.ts';
-import type { AcquireDeps } from '../../lib/run/acquire.ts';
-import { CheckNotFoundError } from '../../lib/run/errors.ts';
-import { type IterationConfig, type IterationResult, runIteration } from '../../lib/run/iteration.ts';
+} from '../../lib/state/khstate.ts';
+import type { KhCheck, KhState } from '../../lib/state/resources.ts';
 import { FakeApiError, FakeKube } from './fakes/fake-kube.ts';
 
 const NS = 'checks';

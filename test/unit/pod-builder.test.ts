@@ -9,7 +9,7 @@ import {
   podNameFor,
   RUN_ID_LABEL,
 } from '../../lib/check/pod-builder.ts';
-import type { ValidCheck } from '../../lib/check/types.ts';
+import type { ValidCheck } from '../../lib/state/resources.ts';
 
 const NOW_MS = 1_700_000_000_999;
 const UUID = '0b7e4f63-9a4c-4b8e-8a52-3f2f1c5d6e7a';

@@ -6,10 +6,10 @@ import {
   readActiveRun,
   readConsecutiveFailures,
   readLastOutcome,
-} from '../../lib/check/khstate.ts';
-import type { KhState } from '../../lib/check/types.ts';
-import type { RunOutcome } from '../../lib/run/outcome.ts';
-import { claimRun, recordOutcome, toKubeTime } from '../../lib/run/record.ts';
+} from '../../lib/state/khstate.ts';
+import type { RunOutcome } from '../../lib/state/outcome.ts';
+import { claimRun, recordOutcome, toKubeTime } from '../../lib/state/record.ts';
+import type { KhState } from '../../lib/state/resources.ts';
 
 const T0 = Date.UTC(2024, 2, 5, 10, 20, 30, 250);
 const UUID = '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b';

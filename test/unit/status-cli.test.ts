@@ -1,11 +1,17 @@
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION, newKhState } from '../../lib/check/khstate.ts';
-import type { KhCheck, KhState } from '../../lib/check/types.ts';
-import { renderDescribe, runTimeline } from '../../lib/cli/describe-command.ts';
-import { renderStatusTable, statusRows } from '../../lib/cli/status-command.ts';
-import { formatTable, humanDuration, shortDuration, stripAnsi, visibleWidth } from '../../lib/cli/table.ts';
-import { appendHistory, HISTORY_ANNOTATION } from '../../lib/status/history.ts';
+import { renderDescribe, runTimeline } from '../../lib/commands/describe.ts';
+import { renderStatusTable, statusRows } from '../../lib/commands/status.ts';
+import {
+  formatTable,
+  humanDuration,
+  shortDuration,
+  stripAnsi,
+  visibleWidth,
+} from '../../lib/commands/table.ts';
+import { appendHistory, HISTORY_ANNOTATION } from '../../lib/state/history.ts';
+import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import type { KhCheck, KhState } from '../../lib/state/resources.ts';
 
 const NOW = Date.UTC(2024, 2, 5, 10, 30, 0);
 // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for the escape character itself

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { type ActiveRun, ANNOTATION, newKhState } from '../../lib/check/khstate.ts';
-import type { KhCheck, ValidCheck } from '../../lib/check/types.ts';
+import type { EventSink, RecordedOutcome } from '../../lib/run/events.ts';
+import { MAX_EVENT_MESSAGE_BYTES, outcomeEvent, outcomeEventText } from '../../lib/run/events.ts';
 import { finishRun } from '../../lib/run/finish.ts';
 import { runIteration } from '../../lib/run/iteration.ts';
-import type { RunOutcome } from '../../lib/run/outcome.ts';
-import type { EventSink, RecordedOutcome } from '../../lib/run/ports.ts';
-import { MAX_EVENT_MESSAGE_BYTES, outcomeEvent, outcomeEventText } from '../../lib/status/events.ts';
-import { readHistory } from '../../lib/status/history.ts';
+import { readHistory } from '../../lib/state/history.ts';
+import { type ActiveRun, ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import type { RunOutcome } from '../../lib/state/outcome.ts';
+import type { KhCheck, ValidCheck } from '../../lib/state/resources.ts';
 import { FakeKube } from './fakes/fake-kube.ts';
 
 const T0 = Date.UTC(2024, 2, 5, 10, 20, 30);

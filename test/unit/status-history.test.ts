@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { type ActiveRun, ANNOTATION, newKhState } from '../../lib/check/khstate.ts';
-import type { KhState } from '../../lib/check/types.ts';
-import type { RunOutcome } from '../../lib/run/outcome.ts';
-import { recordOutcome } from '../../lib/run/record.ts';
+import { truncateChars, truncateUtf8 } from '../../lib/core/text.ts';
 import {
   appendHistory,
   HISTORY_ANNOTATION,
   type HistoryEntry,
   parseHistory,
   readHistory,
-} from '../../lib/status/history.ts';
-import { truncateChars, truncateUtf8 } from '../../lib/status/text.ts';
-import { addOutcome, bucketOf, emptyTotals, parseTotals, readTotals } from '../../lib/status/totals.ts';
+} from '../../lib/state/history.ts';
+import { type ActiveRun, ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import type { RunOutcome } from '../../lib/state/outcome.ts';
+import { recordOutcome } from '../../lib/state/record.ts';
+import type { KhState } from '../../lib/state/resources.ts';
+import { addOutcome, bucketOf, emptyTotals, parseTotals, readTotals } from '../../lib/state/totals.ts';
 
 const T0 = Date.UTC(2024, 2, 5, 10, 20, 30);
 const entry = (i: number, extra: Partial<HistoryEntry> = {}): HistoryEntry => ({

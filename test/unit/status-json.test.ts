@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION, newKhState } from '../../lib/check/khstate.ts';
-import type { KhState } from '../../lib/check/types.ts';
+import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import type { KhState } from '../../lib/state/resources.ts';
 import {
   buildStatus,
   displayedUuid,

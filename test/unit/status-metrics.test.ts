@@ -1,9 +1,9 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION, newKhState } from '../../lib/check/khstate.ts';
-import type { KhState } from '../../lib/check/types.ts';
+import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import type { KhState } from '../../lib/state/resources.ts';
+import { addOutcome, emptyTotals, TOTALS_ANNOTATION } from '../../lib/state/totals.ts';
 import { errorLabel, renderMetrics, runDurationSeconds } from '../../lib/status/metrics.ts';
-import { addOutcome, emptyTotals, TOTALS_ANNOTATION } from '../../lib/status/totals.ts';
 import { syntheticStates } from '../fixtures/khstates.ts';
 import { parsePromText, sampleValue } from '../helpers/prom-text.ts';
 

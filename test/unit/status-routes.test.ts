@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newKhState } from '../../lib/check/khstate.ts';
-import type { KhState } from '../../lib/check/types.ts';
+import { newKhState } from '../../lib/state/khstate.ts';
+import type { KhState } from '../../lib/state/resources.ts';
 import type { PageData } from '../../lib/status/page-data.ts';
 import { buildStatus, goJson } from '../../lib/status/status-json.ts';
 import { STATUS_PAGE_CSP } from '../../lib/status/status-page.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KhCheck } from '../../lib/check/types.ts';
 import { validateCheck } from '../../lib/check/validate-check.ts';
+import type { KhCheck } from '../../lib/state/resources.ts';
 
 function khcheck(spec: Partial<Record<keyof KhCheck['spec'], unknown>> = {}): KhCheck {
   return {

@@ -1,12 +1,12 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readActiveRun } from '../../../lib/check/khstate.ts';
 import {
   CHECK_NAME_ANNOTATION,
   CHECK_NAME_LABEL,
   KH_ENV,
   RUN_ID_LABEL,
 } from '../../../lib/check/pod-builder.ts';
+import { readActiveRun } from '../../../lib/state/khstate.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { checkerContainer } from './helpers/checker.ts';

@@ -1,7 +1,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readAcceptedReport, readActiveRun, readLastOutcome } from '../../../lib/check/khstate.ts';
-import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../../lib/check/types.ts';
+import { readAcceptedReport, readActiveRun, readLastOutcome } from '../../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { type AuditEvent, auditEvents } from './helpers/audit.ts';

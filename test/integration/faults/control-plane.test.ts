@@ -1,8 +1,8 @@
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readAcceptedReport, readLastOutcome } from '../../../lib/check/khstate.ts';
 import { runListWatch } from '../../../lib/kube/list-watch.ts';
 import type { LocalCluster } from '../../../lib/local/cluster.ts';
+import { readAcceptedReport, readLastOutcome } from '../../../lib/state/khstate.ts';
 import { freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, goCheckerBinary, npmClientEnv, readState } from '../helpers/khrun.ts';
 import {

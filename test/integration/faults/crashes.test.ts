@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ActiveRun, readAcceptedReport, readActiveRun } from '../../../lib/check/khstate.ts';
 import { RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
-import type { KhState } from '../../../lib/check/types.ts';
+import { type ActiveRun, readAcceptedReport, readActiveRun } from '../../../lib/state/khstate.ts';
+import type { KhState } from '../../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { checkerContainer } from './helpers/checker.ts';

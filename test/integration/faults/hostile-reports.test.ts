@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { readAcceptedReport, readLastOutcome } from '../../../lib/check/khstate.ts';
 import { KH_ENV } from '../../../lib/check/pod-builder.ts';
+import { readAcceptedReport, readLastOutcome } from '../../../lib/state/khstate.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { checkerContainer, type Gate, startGate } from './helpers/checker.ts';

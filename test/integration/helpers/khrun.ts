@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { CustomObjectsApi, type KubeConfig, type V1Container, type V1PodSpec } from '@kubernetes/client-node';
 import { inject } from 'vitest';
+import { isNotFound } from '../../../lib/kube/errors.ts';
 import {
   KH_GROUP,
   KH_VERSION,
@@ -13,8 +14,7 @@ import {
   KHSTATE_PLURAL,
   type KhCheck,
   type KhState,
-} from '../../../lib/check/types.ts';
-import { isNotFound } from '../../../lib/kube/errors.ts';
+} from '../../../lib/state/resources.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../../..');
 const co = { group: KH_GROUP, version: KH_VERSION };

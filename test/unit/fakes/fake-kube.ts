@@ -1,7 +1,8 @@
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
-import type { KhCheck, KhState } from '../../../lib/check/types.ts';
-import { type KubePort, WriteConflict } from '../../../lib/run/ports.ts';
+import { WriteConflict } from '../../../lib/kube/errors.ts';
+import type { KubePort } from '../../../lib/kube/port.ts';
+import type { KhCheck, KhState } from '../../../lib/state/resources.ts';
 
 /** An error shaped like a client-node ApiException, for paths that classify by status code. */
 export class FakeApiError extends Error {

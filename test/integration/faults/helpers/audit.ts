@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../../../lib/check/types.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../../../lib/state/resources.ts';
 
 /** One request as the API server's audit log records it (metadata level). */
 export interface AuditEvent {

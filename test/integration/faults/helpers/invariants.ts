@@ -1,10 +1,10 @@
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { readActiveRun, readLastOutcome } from '../../../../lib/check/khstate.ts';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../../../lib/check/pod-builder.ts';
-import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../../../lib/check/types.ts';
 import { waitForSet } from '../../../../lib/kube/list-watch.ts';
-import { readHistory } from '../../../../lib/status/history.ts';
-import { readTotals } from '../../../../lib/status/totals.ts';
+import { readHistory } from '../../../../lib/state/history.ts';
+import { readActiveRun, readLastOutcome } from '../../../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../../../lib/state/resources.ts';
+import { readTotals } from '../../../../lib/state/totals.ts';
 
 /** A Go duration as time.Duration.String() writes it (v2 readers parse RunDuration with time.ParseDuration). */
 export const GO_DURATION = /^(0s|(\d+h)?(\d+m)?(\d+(\.\d+)?(ns|µs|us|ms|s))?)$/;

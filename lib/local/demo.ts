@@ -2,12 +2,12 @@ import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { readConsecutiveFailures, readLastOutcome } from '../check/khstate.ts';
-import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../check/types.ts';
+import { EXIT } from '../commands/exit-codes.ts';
 import { applyObjects, loadManifests } from '../kube/apply.ts';
 import { waitForSet } from '../kube/list-watch.ts';
-import { startLocalCluster } from '../local/cluster.ts';
-import { EXIT } from './exit-codes.ts';
+import { readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../state/resources.ts';
+import { startLocalCluster } from './cluster.ts';
 
 export interface DemoOptions {
   root: string;

@@ -1,5 +1,5 @@
-import { ApiErrorKind, classifyApiError } from '../kube/errors.ts';
-import { abortableDelay } from '../util/abort.ts';
+import { abortableDelay } from '../core/abort.ts';
+import { ApiErrorKind, classifyApiError } from './errors.ts';
 
 /** Errors worth another try: the API server asked to back off (429, e.g. "storage is (re)initializing"
  * right after a CRD changed) or was briefly unavailable. */

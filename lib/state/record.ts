@@ -1,4 +1,5 @@
-import { formatMsAsGoDuration } from '../check/duration.ts';
+import { formatMsAsGoDuration } from '../core/duration.ts';
+import { appendHistory, DEFAULT_HISTORY_BOUNDS, HISTORY_ANNOTATION, type HistoryBounds } from './history.ts';
 import {
   type ActiveRun,
   ANNOTATION,
@@ -6,16 +7,10 @@ import {
   nextKhState,
   OutcomeKind,
   readConsecutiveFailures,
-} from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
-import {
-  appendHistory,
-  DEFAULT_HISTORY_BOUNDS,
-  HISTORY_ANNOTATION,
-  type HistoryBounds,
-} from '../status/history.ts';
-import { addOutcome, readTotals, TOTALS_ANNOTATION } from '../status/totals.ts';
+} from './khstate.ts';
 import type { RunOutcome } from './outcome.ts';
+import type { KhState } from './resources.ts';
+import { addOutcome, readTotals, TOTALS_ANNOTATION } from './totals.ts';
 
 /** RFC 3339 at second precision, as Go writes metav1.Time, so v2 readers parse it unchanged. */
 export function toKubeTime(ms: number): string {

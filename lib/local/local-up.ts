@@ -1,7 +1,7 @@
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startLocalCluster } from '../local/cluster.ts';
-import { EXIT } from './exit-codes.ts';
+import { EXIT } from '../commands/exit-codes.ts';
+import { startLocalCluster } from './cluster.ts';
 
 export interface LocalUpOptions {
   dir: string;

@@ -1,8 +1,8 @@
 import { dumpYaml, type V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { NamespaceScope } from '../report/kube-lookup.ts';
-import type { Log } from '../run/ports.ts';
-import type { RunJobOptions } from './run-job.ts';
-import { runSync, type SyncKube, type SyncResult } from './sync.ts';
+import type { Log } from '../core/log.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
+import type { RunJobOptions } from '../schedule/run-job.ts';
+import { runSync, type SyncKube, type SyncResult } from '../schedule/sync.ts';
 
 export interface SyncCommandOptions {
   kube: SyncKube;

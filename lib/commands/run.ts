@@ -1,9 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { reachableReportHost } from '../config/report-address.ts';
+import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
-import type { Log } from '../run/ports.ts';
-import { reachableReportHost } from '../runner/report-address.ts';
-import { type ReportHosting, runCheck } from '../runner/run-check.ts';
+import { type ReportHosting, runCheck } from '../run/invocation.ts';
 import { EXIT, exitCodeFor, resultJson } from './exit-codes.ts';
 
 export interface RunCommandOptions {

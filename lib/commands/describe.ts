@@ -5,13 +5,16 @@ import {
   type KubeConfig,
   type V1Pod,
 } from '@kubernetes/client-node';
+import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { oneLine, truncateChars } from '../core/text.ts';
+import { isNotFound } from '../kube/errors.ts';
+import { readHistory } from '../state/history.ts';
 import {
   readAcceptedReport,
   readActiveRun,
   readConsecutiveFailures,
   readLastOutcome,
-} from '../check/khstate.ts';
-import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
+} from '../state/khstate.ts';
 import {
   KH_GROUP,
   KH_VERSION,
@@ -19,13 +22,10 @@ import {
   KHSTATE_PLURAL,
   type KhCheck,
   type KhState,
-} from '../check/types.ts';
-import { isNotFound } from '../kube/errors.ts';
-import { readHistory } from '../status/history.ts';
+} from '../state/resources.ts';
+import { readTotals } from '../state/totals.ts';
 import { runDurationSeconds } from '../status/metrics.ts';
 import { hasRun } from '../status/status-json.ts';
-import { oneLine, truncateChars } from '../status/text.ts';
-import { readTotals } from '../status/totals.ts';
 import { EXIT } from './exit-codes.ts';
 import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
 

@@ -1,11 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
-import { formatMsAsGoDuration } from '../check/duration.ts';
-import { OutcomeKind } from '../check/khstate.ts';
-import { KH_GROUP, KH_VERSION } from '../check/types.ts';
-import type { RunOutcome } from '../run/outcome.ts';
-import type { EventSink, RecordedOutcome } from '../run/ports.ts';
-import { truncateUtf8 } from './text.ts';
+import { formatMsAsGoDuration } from '../core/duration.ts';
+import { truncateUtf8 } from '../core/text.ts';
+import { OutcomeKind } from '../state/khstate.ts';
+import type { RunOutcome } from '../state/outcome.ts';
+import { KH_GROUP, KH_VERSION } from '../state/resources.ts';
+
+/** An outcome that has just been recorded in the khstate, for the khcheck's Events. */
+export interface RecordedOutcome {
+  namespace: string;
+  name: string;
+  /** The khcheck's uid, so `kubectl describe khc` finds the Event; empty when unknown. */
+  uid: string;
+  /** Empty for an outcome recorded without a run (an invalid khcheck). */
+  runUuid: string;
+  outcome: RunOutcome;
+  atMs: number;
+  runner: string;
+}
+
+/** Where recorded outcomes are announced (Kubernetes Events). Best effort: the record is the truth. */
+export interface EventSink {
+  outcomeRecorded(recorded: RecordedOutcome): Promise<void>;
+}
 
 /** Event reasons on the khcheck, one per recorded outcome; `kubectl describe khc` lists them. */
 export const EventReason = {

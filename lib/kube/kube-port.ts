@@ -7,10 +7,10 @@ import {
   KHSTATE_PLURAL,
   type KhCheck,
   type KhState,
-} from '../check/types.ts';
-import { classifyApiError, isNotFound } from '../kube/errors.ts';
-import { runListWatch } from '../kube/list-watch.ts';
-import { type KubePort, WriteConflict } from './ports.ts';
+} from '../state/resources.ts';
+import { classifyApiError, isNotFound, WriteConflict } from './errors.ts';
+import { runListWatch } from './list-watch.ts';
+import type { KubePort } from './port.ts';
 
 const co = { group: KH_GROUP, version: KH_VERSION };
 

@@ -1,5 +1,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import type { Log } from '../run/ports.ts';
+
+/** The subset of the Powertools logger the engines use. */
+export interface Log {
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+  debug(message: string, extra?: Record<string, unknown>): void;
+}
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
 

@@ -1,11 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { NamespaceScope } from '../report/kube-lookup.ts';
-import type { Log } from '../run/ports.ts';
+import type { Log } from '../core/log.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
+import type { Route } from '../report/routes.ts';
+import { startServe } from '../report/shared-server.ts';
 import type { MetricsOptions } from '../status/metrics.ts';
 import { startStateCache } from '../status/state-cache.ts';
 import { statusRoutes } from '../status/status-routes.ts';
-import type { Route } from './routes.ts';
-import { startServe } from './serve.ts';
 
 export interface ServeCommandOptions {
   kc: KubeConfig;

@@ -1,5 +1,5 @@
-import { OutcomeKind } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
+import { OutcomeKind } from './khstate.ts';
+import type { KhState } from './resources.ts';
 
 /**
  * Lifetime counts of a check's outcomes, kept in the khstate beside the bounded history. Prometheus

@@ -1,4 +1,4 @@
-import { KH_GROUP, KH_VERSION, type KhState, type KhStateSpec } from './types.ts';
+import { KH_GROUP, KH_VERSION, type KhState, type KhStateSpec } from './resources.ts';
 
 /**
  * khrun's own bookkeeping lives in annotations under this prefix: the v2.7 khstate schema prunes unknown

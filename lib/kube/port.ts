@@ -1,6 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { KhCheck, KhState } from '../check/types.ts';
-import type { RunOutcome } from './outcome.ts';
+import type { KhCheck, KhState } from '../state/resources.ts';
 
 /**
  * The Kubernetes operations one iteration needs, shaped like the domain. The real one talks to the API
@@ -32,43 +31,4 @@ export interface KubePort {
     onChange: (view: { pods: V1Pod[]; state: KhState | null }) => void;
     onInterruption?: (reason: string) => void;
   }): Promise<void>;
-}
-
-export interface Clock {
-  nowMs(): number;
-}
-
-export interface IdSource {
-  runUuid(): string;
-}
-
-/** The subset of the Powertools logger the core uses. */
-export interface Log {
-  info(message: string, extra?: Record<string, unknown>): void;
-  warn(message: string, extra?: Record<string, unknown>): void;
-  error(message: string, extra?: Record<string, unknown>): void;
-  debug(message: string, extra?: Record<string, unknown>): void;
-}
-
-/** An outcome that has just been recorded in the khstate, for the khcheck's Events. */
-export interface RecordedOutcome {
-  namespace: string;
-  name: string;
-  /** The khcheck's uid, so `kubectl describe khc` finds the Event; empty when unknown. */
-  uid: string;
-  /** Empty for an outcome recorded without a run (an invalid khcheck). */
-  runUuid: string;
-  outcome: RunOutcome;
-  atMs: number;
-  runner: string;
-}
-
-/** Where recorded outcomes are announced (Kubernetes Events). Best effort: the record is the truth. */
-export interface EventSink {
-  outcomeRecorded(recorded: RecordedOutcome): Promise<void>;
-}
-
-/** Someone else wrote first (resourceVersion precondition failed, or the object already exists). */
-export class WriteConflict extends Error {
-  override readonly name = 'WriteConflict';
 }

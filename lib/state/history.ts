@@ -1,6 +1,6 @@
-import type { OutcomeKind } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
-import { truncateChars } from './text.ts';
+import { truncateChars } from '../core/text.ts';
+import type { OutcomeKind } from './khstate.ts';
+import type { KhState } from './resources.ts';
 
 /**
  * The last outcomes of a check, oldest first, kept in the khstate's annotations so a stateless runner can

@@ -1,8 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type RunningServer, startReportServer } from '../report/http-server.ts';
-import { kubeCallerLookup, type NamespaceScope } from '../report/kube-lookup.ts';
-import { kubePort } from '../run/kube-port.ts';
-import type { Clock, Log } from '../run/ports.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Log } from '../core/log.ts';
+import { kubePort } from '../kube/kube-port.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
+import { type RunningServer, startReportServer } from './http-server.ts';
+import { kubeCallerLookup } from './kube-lookup.ts';
 import { chainRoutes, healthRoutes, type Route } from './routes.ts';
 
 export interface ServeOptions {

@@ -1,7 +1,7 @@
-import type { NamespaceScope } from '../report/kube-lookup.ts';
-import type { Log } from '../run/ports.ts';
-import type { DueTimings } from './due.ts';
-import { type Dispatcher, runTick, type TickEntry, type TickKube } from './tick.ts';
+import type { Log } from '../core/log.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
+import type { DueTimings } from '../schedule/due.ts';
+import { type Dispatcher, runTick, type TickEntry, type TickKube } from '../schedule/tick.ts';
 
 export interface TickCommandOptions {
   kube: TickKube;

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Log } from '../core/log.ts';
+import { kubePort } from '../kube/kube-port.ts';
 import { type RunningServer, startReportServer } from '../report/http-server.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
-import type { RunTimings } from '../run/assess.ts';
-import { type IterationResult, runIteration } from '../run/iteration.ts';
-import { kubePort } from '../run/kube-port.ts';
-import type { Log } from '../run/ports.ts';
-import { kubeEventSink } from '../status/events.ts';
+import type { RunTimings } from './assess.ts';
+import { kubeEventSink } from './events.ts';
+import { type IterationResult, runIteration } from './iteration.ts';
 
 export type ReportHosting =
   | { kind: 'external'; url: string }

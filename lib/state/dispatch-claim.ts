@@ -1,5 +1,5 @@
-import { nextKhState } from '../check/khstate.ts';
-import type { KhState } from '../check/types.ts';
+import { nextKhState } from './khstate.ts';
+import type { KhState } from './resources.ts';
 
 /**
  * The dispatch claim: which tick sent which invocation for a check, and when. It is written with a

@@ -1,0 +1,2 @@
+/** Which namespaces an engine works in: every namespace, or a list of them. */
+export type NamespaceScope = { namespaces: string[] } | 'all';
