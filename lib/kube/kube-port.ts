@@ -1,4 +1,10 @@
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  setHeaderOptions,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
 import {
   KH_GROUP,
@@ -13,6 +19,10 @@ import { runListWatch } from './list-watch.ts';
 import type { KubePort } from './port.ts';
 
 const co = { group: KH_GROUP, version: KH_VERSION };
+
+/** The user agent of a khstate write: `khrun/<writer>`, so the audit log tells the loops apart. */
+export const writerAgent = (writer: string | undefined) =>
+  writer ? setHeaderOptions('User-Agent', `khrun/${writer}`) : undefined;
 
 function conflictOr(error: unknown): never {
   const kind = classifyApiError(error);
@@ -51,27 +61,28 @@ export function kubePort(kc: KubeConfig): KubePort {
           name,
         }) as Promise<KhState>,
       ),
-    async createState(state) {
+    async createState(state, writer) {
       try {
-        return (await custom.createNamespacedCustomObject({
-          ...co,
-          plural: KHSTATE_PLURAL,
-          namespace: state.metadata.namespace,
-          body: state,
-        })) as KhState;
+        return (await custom.createNamespacedCustomObject(
+          { ...co, plural: KHSTATE_PLURAL, namespace: state.metadata.namespace, body: state },
+          writerAgent(writer),
+        )) as KhState;
       } catch (error) {
         return conflictOr(error);
       }
     },
-    async replaceState(state) {
+    async replaceState(state, writer) {
       try {
-        return (await custom.replaceNamespacedCustomObject({
-          ...co,
-          plural: KHSTATE_PLURAL,
-          namespace: state.metadata.namespace,
-          name: state.metadata.name,
-          body: state,
-        })) as KhState;
+        return (await custom.replaceNamespacedCustomObject(
+          {
+            ...co,
+            plural: KHSTATE_PLURAL,
+            namespace: state.metadata.namespace,
+            name: state.metadata.name,
+            body: state,
+          },
+          writerAgent(writer),
+        )) as KhState;
       } catch (error) {
         return conflictOr(error);
       }

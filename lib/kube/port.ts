@@ -8,10 +8,14 @@ import type { KhCheck, KhState } from '../state/resources.ts';
 export interface KubePort {
   readCheck(namespace: string, name: string): Promise<KhCheck | null>;
   readState(namespace: string, name: string): Promise<KhState | null>;
-  /** Creates the khstate; throws WriteConflict when it already exists. */
-  createState(state: KhState): Promise<KhState>;
+  /**
+   * Creates the khstate; throws WriteConflict when it already exists. writer names the loop that writes
+   * ('claim', 'record', 'report', ...); it travels as the request's user agent, so the API server's audit
+   * log attributes each attempt to its loop.
+   */
+  createState(state: KhState, writer?: string): Promise<KhState>;
   /** Replaces the khstate with metadata.resourceVersion as precondition; throws WriteConflict on 409. */
-  replaceState(state: KhState): Promise<KhState>;
+  replaceState(state: KhState, writer?: string): Promise<KhState>;
   deleteState(namespace: string, name: string, resourceVersion: string): Promise<void>;
   /** Checker pods of a check, by the kuberhealthy-check-name label. */
   listCheckPods(namespace: string, checkName: string): Promise<V1Pod[]>;

@@ -1,12 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
-import {
-  type AcceptedReport,
-  ANNOTATION,
-  nextKhState,
-  readAcceptedReport,
-  readActiveRun,
-} from '../state/khstate.ts';
-import { toKubeTime } from '../state/record.ts';
+import { type AcceptedReport, readAcceptedReport, readActiveRun } from '../state/khstate.ts';
+import { storeReport } from '../state/record.ts';
 import type { KhState } from '../state/resources.ts';
 
 /** Constant-time comparison: a run UUID is the report's credential. */
@@ -66,17 +60,5 @@ export function acceptReport(input: {
     errors: input.report.Errors,
     pod: input.pod,
   };
-  return {
-    ok: true,
-    next: nextKhState(
-      state,
-      {
-        OK: input.report.OK,
-        Errors: input.report.Errors,
-        LastRun: toKubeTime(input.nowMs),
-        AuthoritativePod: input.server,
-      },
-      { [ANNOTATION.report]: JSON.stringify(accepted) },
-    ),
-  };
+  return { ok: true, next: storeReport(state, accepted, { server: input.server }) };
 }

@@ -2,7 +2,8 @@ import { abortableDelay } from '../core/abort.ts';
 import type { Clock } from '../core/clock.ts';
 import { shortId } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
-import { isTransientApiError, loggableError, WriteConflict } from '../kube/errors.ts';
+import { done, RetriesExhausted, updateWithRetry, write as writeStep } from '../kube/cas.ts';
+import { isTransientApiError, loggableError } from '../kube/errors.ts';
 import { readAcceptedReport } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import { acceptReport } from './accept-report.ts';
@@ -13,8 +14,8 @@ export interface ReportDeps {
   lookup: CallerLookup;
   state: {
     read(namespace: string, name: string): Promise<KhState | null>;
-    /** resourceVersion-preconditioned; throws WriteConflict on 409. */
-    replace(state: KhState): Promise<KhState>;
+    /** resourceVersion-preconditioned; throws WriteConflict on 409. writer names the loop (user agent). */
+    replace(state: KhState, writer?: string): Promise<KhState>;
   };
   clock: Clock;
   log: Log;
@@ -102,38 +103,50 @@ async function identifyAndStore(
   const checkRef = `${caller.namespace}/${caller.checkName}`;
 
   const attempts = deps.maxWriteAttempts ?? 8;
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    const state = await deps.state.read(caller.namespace, caller.checkName);
-    if (write.uncertain && isStored(state, caller.uuid, report))
-      return accepted(deps, checkRef, caller, report);
-    const decision = acceptReport({
-      state,
-      checkRef,
-      uuid: caller.uuid,
-      report,
-      pod: caller.pod,
-      server: deps.server,
-      nowMs: arrivedMs,
+  try {
+    return await updateWithRetry<KhState, ReportResponse>({
+      writer: 'report',
+      target: checkRef,
+      maxAttempts: attempts,
+      log: deps.log,
+      read: () => deps.state.read(caller.namespace, caller.checkName),
+      decide: (state, attempt) => {
+        if (write.uncertain && isStored(state, caller.uuid, report))
+          return done(accepted(deps, checkRef, caller, report));
+        const decision = acceptReport({
+          state,
+          checkRef,
+          uuid: caller.uuid,
+          report,
+          pod: caller.pod,
+          server: deps.server,
+          nowMs: arrivedMs,
+        });
+        if (!decision.ok) return done(reject(deps, decision.reason, { check: checkRef, pod: caller.pod }));
+        return writeStep(decision.next, () => accepted(deps, checkRef, caller, report, attempt));
+      },
+      persist: async (next) => {
+        try {
+          return await deps.state.replace(next, 'report');
+        } catch (error) {
+          // A write that failed this way may have landed all the same: the next try looks before writing.
+          if (isTransientApiError(error)) write.uncertain = true;
+          throw error;
+        }
+      },
     });
-    if (!decision.ok) return reject(deps, decision.reason, { check: checkRef, pod: caller.pod });
-    try {
-      await deps.state.replace(decision.next);
-      return accepted(deps, checkRef, caller, report, attempt);
-    } catch (error) {
-      if (error instanceof WriteConflict) continue;
-      if (isTransientApiError(error)) {
-        write.uncertain = true;
-        throw error;
-      }
-      deps.log.error('report could not be written', { check: checkRef, error: loggableError(error) });
-      return { status: 500, message: 'the report could not be stored; retry' };
+  } catch (error) {
+    if (error instanceof RetriesExhausted) {
+      deps.log.error('report write kept conflicting', { check: checkRef, attempts });
+      return {
+        status: 500,
+        message: `the report could not be stored after ${attempts} conflicting writes; retry`,
+      };
     }
+    if (isTransientApiError(error)) throw error;
+    deps.log.error('report could not be written', { check: checkRef, error: loggableError(error) });
+    return { status: 500, message: 'the report could not be stored; retry' };
   }
-  deps.log.error('report write kept conflicting', { check: checkRef, attempts });
-  return {
-    status: 500,
-    message: `the report could not be stored after ${attempts} conflicting writes; retry`,
-  };
 }
 
 /** Whether the khstate already holds exactly this report for this run (a write whose answer was lost). */

@@ -2,15 +2,15 @@ import { podNameFor, RUN_ID_LABEL } from '../check/pod-builder.ts';
 import type { Clock } from '../core/clock.ts';
 import { type IdSource, shortId } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
-import { WriteConflict } from '../kube/errors.ts';
+import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { KubePort } from '../kube/port.ts';
-import type { EventSink } from '../run/events.ts';
 import { type ActiveRun, newKhState, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
 import { executionError, type RunOutcome } from '../state/outcome.ts';
 import { claimRun, recordOutcome } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import { announceOutcome } from './announce.ts';
 import { decideClaim, leaseUntil } from './claim.ts';
+import type { EventSink } from './events.ts';
 
 export type Acquired =
   | { kind: 'owned'; run: ActiveRun; state: KhState; adopted: boolean }
@@ -25,91 +25,115 @@ export interface AcquireDeps {
   events?: EventSink;
 }
 
+interface ClosedRun {
+  run: ActiveRun;
+  outcome: RunOutcome;
+  atMs: number;
+}
+
 /**
- * Takes the check's run slot with compare-and-swap writes: claims a new run, adopts one whose runner let
- * go, or closes a stale one first. Bounded: after maxAttempts conflicts the caller gives up (exit 1).
+ * Takes the check's run slot in one compare-and-swap write: claims a new run, adopts one whose runner let
+ * go, or closes a stale one and claims in the same write. Gives up with RetriesExhausted (exit 1) after
+ * maxAttempts conflicts.
  */
 export async function acquireRun(
   deps: AcquireDeps,
   check: ValidCheck,
   opts: { runner: string; leaseMs: number; maxAttempts: number },
 ): Promise<Acquired> {
-  const { kube, clock, log } = deps;
-  for (let attempt = 1; attempt <= opts.maxAttempts; attempt++) {
-    const state = await kube.readState(check.namespace, check.name);
-    const nowMs = clock.nowMs();
-    const decision = decideClaim(state, nowMs);
-    try {
-      switch (decision.kind) {
-        case 'busy':
-          return { kind: 'busy', run: decision.run };
-        case 'close-stale': {
-          await closeStaleRun(deps, check, state as KhState, decision.run, opts.runner);
-          continue;
-        }
-        case 'adopt': {
-          const run = {
-            ...decision.run,
-            runner: opts.runner,
-            leaseUntilMs: leaseUntil(nowMs, opts.leaseMs, decision.run.deadlineMs),
-          };
-          const written = await kube.replaceState(claimRun(state as KhState, run));
-          log.info('adopted run', { run: shortId(run.uuid), previousRunner: decision.run.runner });
-          return { kind: 'owned', run, state: written, adopted: true };
-        }
-        case 'claim': {
-          const uuid = deps.ids.runUuid();
-          const deadlineMs = nowMs + check.timeoutMs;
-          const run: ActiveRun = {
-            uuid,
-            startedAtMs: nowMs,
-            deadlineMs,
-            pod: podNameFor(check.name, nowMs),
-            runner: opts.runner,
-            leaseUntilMs: leaseUntil(nowMs, opts.leaseMs, deadlineMs),
-          };
-          const base = state ?? newKhState(check.name, check.namespace);
-          const written = state
-            ? await kube.replaceState(claimRun(base, run))
-            : await kube.createState(claimRun(base, run));
-          return { kind: 'owned', run, state: written, adopted: false };
-        }
+  let closed: ClosedRun | undefined;
+  const acquired = await updateKhStateWithRetry<Acquired>(deps.kube, check, {
+    writer: 'claim',
+    maxAttempts: opts.maxAttempts,
+    log: deps.log,
+    decide: async (state) => {
+      closed = undefined;
+      const nowMs = deps.clock.nowMs();
+      const decision = decideClaim(state, nowMs);
+      if (decision.kind === 'busy') return done({ kind: 'busy', run: decision.run });
+      if (decision.kind === 'adopt') {
+        const run = {
+          ...decision.run,
+          runner: opts.runner,
+          leaseUntilMs: leaseUntil(nowMs, opts.leaseMs, decision.run.deadlineMs),
+        };
+        return write(claimRun(state as KhState, run), (written) => owned(run, written, true));
       }
-    } catch (error) {
-      if (!(error instanceof WriteConflict)) throw error;
-      log.debug('claim conflicted; reading again', { attempt });
-    }
+      let base = state ?? newKhState(check.name, check.namespace);
+      if (decision.kind === 'close-stale') {
+        closed = await closeStaleRun(deps, check, base, decision.run, nowMs);
+        base = recordOutcome(base, closed.run, closed.outcome, {
+          nowMs,
+          runner: opts.runner,
+          runIntervalMs: check.runIntervalMs,
+        });
+      }
+      const run = newRun(deps, check, nowMs, opts);
+      return write(claimRun(base, run), (written) => owned(run, written, false));
+    },
+  });
+  if (closed) {
+    deps.log.info('closed stale run', { run: shortId(closed.run.uuid), outcome: closed.outcome.kind });
+    await announceOutcome(deps, check, {
+      runUuid: closed.run.uuid,
+      outcome: closed.outcome,
+      atMs: closed.atMs,
+      runner: opts.runner,
+    });
   }
-  throw new Error(
-    `could not claim a run of ${check.namespace}/${check.name}: ${opts.maxAttempts} write conflicts in a row`,
-  );
+  if (acquired.kind === 'owned' && acquired.adopted)
+    deps.log.info('adopted run', { run: shortId(acquired.run.uuid) });
+  return acquired;
+}
+
+const owned = (run: ActiveRun, state: KhState, adopted: boolean): Acquired => ({
+  kind: 'owned',
+  run,
+  state,
+  adopted,
+});
+
+function newRun(
+  deps: AcquireDeps,
+  check: ValidCheck,
+  nowMs: number,
+  opts: { runner: string; leaseMs: number },
+): ActiveRun {
+  const deadlineMs = nowMs + check.timeoutMs;
+  return {
+    uuid: deps.ids.runUuid(),
+    startedAtMs: nowMs,
+    deadlineMs,
+    pod: podNameFor(check.name, nowMs),
+    runner: opts.runner,
+    leaseUntilMs: leaseUntil(nowMs, opts.leaseMs, deadlineMs),
+  };
 }
 
 /**
- * Closes a run whose deadline passed with nobody to record it (its runner died): the accepted report if
- * there was one, else a timeout; its pods removed. Throws WriteConflict when someone else got there first.
+ * The outcome of a run whose deadline passed with nobody to record it (its runner died): the accepted
+ * report if there was one, else a timeout. Its pods are removed first.
  */
 async function closeStaleRun(
   deps: AcquireDeps,
   check: ValidCheck,
   state: KhState,
   run: ActiveRun,
-  runner: string,
-) {
-  const { kube, clock, log } = deps;
-  const nowMs = clock.nowMs();
+  nowMs: number,
+): Promise<ClosedRun> {
   const report = readAcceptedReport(state);
-  const pods = (await kube.listCheckPods(check.namespace, check.name)).filter(
+  const pods = (await deps.kube.listCheckPods(check.namespace, check.name)).filter(
     (p) => p.metadata?.labels?.[RUN_ID_LABEL] === run.uuid,
   );
-  for (const pod of pods) await kube.removePod(check.namespace, pod.metadata?.name ?? '');
+  for (const pod of pods) await deps.kube.removePod(check.namespace, pod.metadata?.name ?? '');
+  const node = pods[0]?.spec?.nodeName ?? '';
   const outcome: RunOutcome =
     report?.uuid === run.uuid
       ? {
           kind: report.ok ? OutcomeKind.Succeeded : OutcomeKind.Failed,
           ok: report.ok,
           errors: report.errors,
-          node: pods[0]?.spec?.nodeName ?? '',
+          node,
           durationMs: Math.max(0, report.atMs - run.startedAtMs),
           reportedAtMs: report.atMs,
         }
@@ -123,12 +147,8 @@ async function closeStaleRun(
               `timed out waiting for checker pod to report in (runner ${run.runner} stopped before the run's deadline and nobody recorded it)`,
             ),
           ],
-          node: pods[0]?.spec?.nodeName ?? '',
+          node,
           durationMs: Math.max(0, run.deadlineMs - run.startedAtMs),
         };
-  await kube.replaceState(
-    recordOutcome(state, run, outcome, { nowMs, runner, runIntervalMs: check.runIntervalMs }),
-  );
-  log.info('closed stale run', { run: shortId(run.uuid), outcome: outcome.kind });
-  await announceOutcome(deps, check, { runUuid: run.uuid, outcome, atMs: nowMs, runner });
+  return { run, outcome, atMs: nowMs };
 }

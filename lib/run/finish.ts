@@ -1,5 +1,5 @@
 import { shortId } from '../core/ids.ts';
-import { WriteConflict } from '../kube/errors.ts';
+import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import { type ActiveRun, OutcomeKind, readAcceptedReport, readActiveRun } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import { claimRun, recordOutcome } from '../state/record.ts';
@@ -35,53 +35,52 @@ export async function finishRun(
   outcome: RunOutcome,
   opts: { runner: string; maxAttempts: number },
 ): Promise<RunOutcome | undefined> {
-  for (let attempt = 1; attempt <= opts.maxAttempts; attempt++) {
-    const state = await deps.kube.readState(check.namespace, check.name);
-    if (!state || readActiveRun(state)?.uuid !== run.uuid) return undefined;
-    const final = reconcileWithReport(outcome, state, run);
-    const nowMs = deps.clock.nowMs();
-    try {
-      await deps.kube.replaceState(
-        recordOutcome(state, run, final, {
-          nowMs,
-          runner: opts.runner,
-          runIntervalMs: check.runIntervalMs,
-        }),
-      );
-      deps.log.info('outcome recorded', {
-        run: shortId(run.uuid),
-        outcome: final.kind,
-        ok: final.ok,
-        durationMs: final.durationMs,
-        ...(final.ok ? {} : { error: final.errors[0] }),
-      });
-      await announceOutcome(deps, check, {
-        runUuid: run.uuid,
-        outcome: final,
-        atMs: nowMs,
-        runner: opts.runner,
-      });
-      return final;
-    } catch (error) {
-      if (!(error instanceof WriteConflict)) throw error;
-    }
-  }
-  throw new Error(
-    `could not record the outcome of ${check.namespace}/${check.name}: ${opts.maxAttempts} write conflicts in a row`,
+  const recorded = await updateKhStateWithRetry<{ final: RunOutcome; atMs: number } | undefined>(
+    deps.kube,
+    check,
+    {
+      writer: 'record',
+      maxAttempts: opts.maxAttempts,
+      log: deps.log,
+      decide: (state) => {
+        if (!state || readActiveRun(state)?.uuid !== run.uuid) return done(undefined);
+        const final = reconcileWithReport(outcome, state, run);
+        const atMs = deps.clock.nowMs();
+        const ctx = { nowMs: atMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
+        return write(recordOutcome(state, run, final, ctx), () => ({ final, atMs }));
+      },
+    },
   );
+  if (!recorded) return undefined;
+  const { final, atMs } = recorded;
+  deps.log.info('outcome recorded', {
+    run: shortId(run.uuid),
+    outcome: final.kind,
+    ok: final.ok,
+    durationMs: final.durationMs,
+    ...(final.ok ? {} : { error: final.errors[0] }),
+  });
+  await announceOutcome(deps, check, { runUuid: run.uuid, outcome: final, atMs, runner: opts.runner });
+  return final;
 }
 
-/** Lets go of a run without an outcome (lease ends now), so the next invocation adopts it at once. */
+/**
+ * Lets go of a run without an outcome (lease ends now), so the next invocation adopts it at once. Best
+ * effort: if it keeps conflicting, the lease simply runs out.
+ */
 export async function releaseRun(deps: AcquireDeps, check: ValidCheck, run: ActiveRun, maxAttempts: number) {
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const state = await deps.kube.readState(check.namespace, check.name);
-    const active = readActiveRun(state);
-    if (!state || active?.uuid !== run.uuid) return;
-    try {
-      await deps.kube.replaceState(claimRun(state, { ...active, leaseUntilMs: deps.clock.nowMs() }));
-      return;
-    } catch (error) {
-      if (!(error instanceof WriteConflict)) throw error;
-    }
+  try {
+    await updateKhStateWithRetry<void>(deps.kube, check, {
+      writer: 'release',
+      maxAttempts,
+      log: deps.log,
+      decide: (state) => {
+        const active = readActiveRun(state);
+        if (!state || active?.uuid !== run.uuid) return done(undefined);
+        return write(claimRun(state, { ...active, leaseUntilMs: deps.clock.nowMs() }), () => undefined);
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof RetriesExhausted)) throw error;
   }
 }

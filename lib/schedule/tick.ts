@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
-import { WriteConflict } from '../kube/errors.ts';
+import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import {
   type DispatchClaim,
@@ -19,10 +19,10 @@ export interface TickKube {
   listChecks(scope: NamespaceScope): Promise<KhCheck[]>;
   listStates(scope: NamespaceScope): Promise<KhState[]>;
   readState(namespace: string, name: string): Promise<KhState | null>;
-  /** Throws WriteConflict when it exists already. */
-  createState(state: KhState): Promise<KhState>;
+  /** Throws WriteConflict when it exists already; writer names the loop (user agent). */
+  createState(state: KhState, writer?: string): Promise<KhState>;
   /** metadata.resourceVersion is the precondition; throws WriteConflict on 409. */
-  replaceState(state: KhState): Promise<KhState>;
+  replaceState(state: KhState, writer?: string): Promise<KhState>;
 }
 
 /** Sends one invocation of the runner for a check: a Job (cluster mode) or an async Lambda call (AWS). */
@@ -83,37 +83,31 @@ export async function runTick(
         nowMs: deps.clock.nowMs(),
         timings,
       });
-    let state = stateByKey.get(ref) ?? null;
-    let decision = decide(state);
-    if (!decision.due) {
-      entries.push({ check: ref, decision, result: 'not-due' });
+    const listed = stateByKey.get(ref) ?? null;
+    const first = decide(listed);
+    if (!first.due) {
+      entries.push({ check: ref, decision: first, result: 'not-due' });
       continue;
     }
-    let claimed: { claim: DispatchClaim } | undefined;
-    for (let attempt = 1; attempt <= maxAttempts && decision.due; attempt++) {
-      const nowMs = deps.clock.nowMs();
-      const claim: DispatchClaim = {
-        atMs: nowMs,
-        ref: deps.dispatcher.refFor(target, nowMs),
-        by: cfg.identity,
-      };
-      try {
-        if (state) await kube.replaceState(withDispatchClaim(state, claim));
-        else await kube.createState(withDispatchClaim(newKhState(name, namespace), claim));
-        claimed = { claim };
-        break;
-      } catch (error) {
-        if (!(error instanceof WriteConflict)) throw error;
-        state = await kube.readState(namespace, name);
-        decision = decide(state);
-      }
-    }
-    if (!claimed) {
-      const other = readDispatchClaim(state);
-      entries.push({ check: ref, decision, result: 'lost', ...(other ? { ref: other.ref } : {}) });
-      if (decision.due) log.warn('dispatch claim kept conflicting; left for the next tick', { check: ref });
+    const claimed = await claimDispatch(deps, {
+      namespace,
+      name,
+      target,
+      listed,
+      decide,
+      maxAttempts,
+      identity: cfg.identity,
+    });
+    if (claimed.kind === 'lost') {
+      entries.push({
+        check: ref,
+        decision: claimed.decision,
+        result: 'lost',
+        ...(claimed.ref ? { ref: claimed.ref } : {}),
+      });
       continue;
     }
+    const decision = claimed.decision;
     try {
       await deps.dispatcher.dispatch(target, claimed.claim.ref);
       log.info('dispatched', { check: ref, ref: claimed.claim.ref, reason: decision.reason });
@@ -128,17 +122,71 @@ export async function runTick(
   return entries;
 }
 
-/** Gives a claim back, only if it is still ours (another tick may have claimed since). */
+type ClaimResult =
+  | { kind: 'claimed'; claim: DispatchClaim; decision: DueDecision }
+  | { kind: 'lost'; decision: DueDecision; ref?: string };
+
+/**
+ * Takes the dispatch claim with a compare-and-swap, starting from the listed khstate (no read before the
+ * first write); after a conflict it re-reads, and the claim another tick wrote makes the check not due.
+ */
+async function claimDispatch(
+  deps: { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log },
+  c: {
+    namespace: string;
+    name: string;
+    target: CheckRef;
+    listed: KhState | null;
+    decide: (state: KhState | null) => DueDecision;
+    maxAttempts: number;
+    identity: string;
+  },
+): Promise<ClaimResult> {
+  try {
+    return await updateKhStateWithRetry<ClaimResult>(deps.kube, c, {
+      writer: 'dispatch',
+      maxAttempts: c.maxAttempts,
+      log: deps.log,
+      initial: c.listed,
+      decide: (state) => {
+        const decision = c.decide(state);
+        if (!decision.due) return done({ kind: 'lost', decision, ref: readDispatchClaim(state)?.ref });
+        const nowMs = deps.clock.nowMs();
+        const claim: DispatchClaim = {
+          atMs: nowMs,
+          ref: deps.dispatcher.refFor(c.target, nowMs),
+          by: c.identity,
+        };
+        const base = state ?? newKhState(c.name, c.namespace);
+        return write(withDispatchClaim(base, claim), () => ({ kind: 'claimed', claim, decision }));
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof RetriesExhausted)) throw error;
+    deps.log.warn('dispatch claim kept conflicting; left for the next tick', {
+      check: `${c.namespace}/${c.name}`,
+    });
+    return { kind: 'lost', decision: c.decide(c.listed) };
+  }
+}
+
+/** Gives a claim back, only if it is still ours (another tick may have claimed since). Best effort. */
 async function releaseClaim(kube: TickKube, namespace: string, name: string, claim: DispatchClaim) {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const state = await kube.readState(namespace, name);
-    const current = readDispatchClaim(state);
-    if (!state || current?.ref !== claim.ref || current.atMs !== claim.atMs) return;
-    try {
-      await kube.replaceState(withoutDispatchClaim(state));
-      return;
-    } catch (error) {
-      if (!(error instanceof WriteConflict)) throw error;
-    }
+  try {
+    await updateKhStateWithRetry<void>(
+      kube,
+      { namespace, name },
+      {
+        writer: 'dispatch-release',
+        maxAttempts: 3,
+        decide: (state) => {
+          const current = readDispatchClaim(state);
+          if (!state || current?.ref !== claim.ref || current.atMs !== claim.atMs) return done(undefined);
+          return write(withoutDispatchClaim(state), () => undefined);
+        },
+      },
+    );
+  } catch (error) {
+    if (!(error instanceof RetriesExhausted)) throw error;
   }
 }

@@ -59,15 +59,24 @@ export function readHistory(state: KhState | null | undefined): HistoryEntry[] {
 
 const bytesOf = (entries: HistoryEntry[]) => Buffer.byteLength(JSON.stringify(entries), 'utf8');
 
-/**
- * The annotation text with entry appended: the newest maxEntries that fit in maxBytes. The newest entry is
- * always kept; if it alone is too big its error is shortened, then dropped.
- */
+/** The annotation text with entry appended, bounded as appendHistoryEntry bounds it. */
 export function appendHistory(
   existing: string | undefined,
   entry: HistoryEntry,
   bounds: HistoryBounds = DEFAULT_HISTORY_BOUNDS,
 ): string {
+  return JSON.stringify(appendHistoryEntry(parseHistory(existing), entry, bounds));
+}
+
+/**
+ * The entries with entry appended: the newest maxEntries that fit in maxBytes. The newest entry is always
+ * kept; if it alone is too big its error is shortened, then dropped.
+ */
+export function appendHistoryEntry(
+  existing: readonly HistoryEntry[],
+  entry: HistoryEntry,
+  bounds: HistoryBounds = DEFAULT_HISTORY_BOUNDS,
+): HistoryEntry[] {
   const newest: HistoryEntry = {
     atMs: entry.atMs,
     kind: entry.kind,
@@ -76,7 +85,7 @@ export function appendHistory(
     ...(entry.error ? { error: truncateChars(entry.error, bounds.maxErrorChars) } : {}),
   };
   const keep = Math.max(1, bounds.maxEntries);
-  let entries = [...parseHistory(existing), newest].slice(-keep);
+  let entries = [...existing, newest].slice(-keep);
   while (entries.length > 1 && bytesOf(entries) > bounds.maxBytes) entries = entries.slice(1);
   // Only the newest entry is left when the loop above could not fit more.
   const only = entries[0] as HistoryEntry;
@@ -85,5 +94,5 @@ export function appendHistory(
     if (chars <= 1) delete only.error;
     else only.error = truncateChars(only.error, Math.floor(chars / 2));
   }
-  return JSON.stringify(entries);
+  return entries;
 }

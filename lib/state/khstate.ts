@@ -1,4 +1,6 @@
+import { HISTORY_ANNOTATION, type HistoryEntry, parseHistory } from './history.ts';
 import { KH_GROUP, KH_VERSION, type KhState, type KhStateSpec } from './resources.ts';
+import { type OutcomeTotals, parseTotals, TOTALS_ANNOTATION } from './totals.ts';
 
 /**
  * khrun's own bookkeeping lives in annotations under this prefix: the v2.7 khstate schema prunes unknown
@@ -12,6 +14,10 @@ export const ANNOTATION = {
   /** The last recorded outcome. */
   outcome: 'khrun.dev/last-outcome',
   consecutiveFailures: 'khrun.dev/consecutive-failures',
+  /** The dispatch claim of the tick that sent the current invocation (lib/schedule). */
+  dispatch: 'khrun.dev/dispatched',
+  history: HISTORY_ANNOTATION,
+  totals: TOTALS_ANNOTATION,
 } as const;
 
 /** The active run, as the claim wrote it. Times are epoch milliseconds. */
@@ -49,6 +55,19 @@ export interface LastOutcome {
   startedAtMs: number;
   finishedAtMs: number;
   durationMs: number;
+}
+
+/**
+ * The dispatch claim: which tick sent which invocation for a check, and when. Written with a
+ * compare-and-swap before the invocation is sent, so of two ticks that find a check due at once only one
+ * dispatches; the loser re-reads and sees it.
+ */
+export interface DispatchClaim {
+  atMs: number;
+  /** The Job name, or the Lambda function the invocation went to. */
+  ref: string;
+  /** The tick that wrote it (its pod or Lambda request). */
+  by: string;
 }
 
 function parseJson<T>(
@@ -96,6 +115,15 @@ export function readLastOutcome(state: KhState | null): LastOutcome | undefined 
   );
 }
 
+export function readDispatchClaim(state: KhState | null): DispatchClaim | undefined {
+  const claim = parseJson<DispatchClaim>(
+    state?.metadata.annotations?.[ANNOTATION.dispatch],
+    (v) => isNum(v.atMs) && isStr(v.ref),
+  );
+  // A hand-edited annotation is treated as absent: at worst one extra dispatch, which the run claim absorbs.
+  return claim && { atMs: claim.atMs, ref: claim.ref, by: isStr(claim.by) ? claim.by : '' };
+}
+
 export function readConsecutiveFailures(state: KhState | null): number {
   const n = Number.parseInt(state?.metadata.annotations?.[ANNOTATION.consecutiveFailures] ?? '0', 10);
   return Number.isFinite(n) && n >= 0 ? n : 0;
@@ -120,33 +148,80 @@ export function newKhState(name: string, namespace: string): KhState {
 }
 
 /**
- * The next version of a khstate: spec fields merged, annotations set (or removed with undefined). Always
- * produces every required spec field, and keeps metadata.resourceVersion as the write's precondition.
+ * Everything a khstate holds, parsed and validated, as one value: v2's spec (every required field
+ * present) and khrun's annotations. Absent annotations are undefined (history: empty), so writing the
+ * model back changes nothing that was not changed.
  */
-export function nextKhState(
-  current: KhState,
-  spec: Partial<KhStateSpec>,
-  annotations: Record<string, string | undefined>,
-): KhState {
-  const merged: Record<string, string> = { ...(current.metadata.annotations ?? {}) };
-  for (const [k, v] of Object.entries(annotations)) {
-    if (v === undefined) delete merged[k];
-    else merged[k] = v;
-  }
-  const base = current.spec ?? newKhState(current.metadata.name, current.metadata.namespace).spec;
+export interface KhStateModel {
+  spec: KhStateSpec;
+  run?: ActiveRun;
+  report?: AcceptedReport;
+  dispatch?: DispatchClaim;
+  lastOutcome?: LastOutcome;
+  consecutiveFailures?: number;
+  history: HistoryEntry[];
+  totals?: OutcomeTotals;
+}
+
+/** Parses a khstate into the model; damaged annotations read as absent, never as trusted values. */
+export function readKhState(state: KhState): KhStateModel {
+  const annotations = state.metadata.annotations ?? {};
+  const base = state.spec ?? newKhState(state.metadata.name, state.metadata.namespace).spec;
   return {
-    ...current,
-    metadata: { ...current.metadata, annotations: merged },
     spec: {
       OK: base.OK ?? false,
       Errors: Array.isArray(base.Errors) ? base.Errors : [],
       RunDuration: base.RunDuration || '0s',
-      Namespace: base.Namespace || current.metadata.namespace,
+      Namespace: base.Namespace || state.metadata.namespace,
       Node: base.Node ?? '',
       LastRun: base.LastRun ?? null,
       AuthoritativePod: base.AuthoritativePod ?? '',
       uuid: base.uuid ?? '',
-      ...spec,
     },
+    run: readActiveRun(state),
+    report: readAcceptedReport(state),
+    dispatch: readDispatchClaim(state),
+    lastOutcome: readLastOutcome(state),
+    consecutiveFailures:
+      annotations[ANNOTATION.consecutiveFailures] === undefined ? undefined : readConsecutiveFailures(state),
+    history: parseHistory(annotations[ANNOTATION.history]),
+    totals:
+      annotations[ANNOTATION.totals] === undefined ? undefined : parseTotals(annotations[ANNOTATION.totals]),
   };
+}
+
+const json = (v: unknown) => (v === undefined ? undefined : JSON.stringify(v));
+
+function annotationTexts(model: KhStateModel): Record<string, string | undefined> {
+  return {
+    [ANNOTATION.run]: json(model.run),
+    [ANNOTATION.report]: json(model.report),
+    [ANNOTATION.dispatch]: json(model.dispatch),
+    [ANNOTATION.outcome]: json(model.lastOutcome),
+    [ANNOTATION.consecutiveFailures]:
+      model.consecutiveFailures === undefined ? undefined : String(model.consecutiveFailures),
+    [ANNOTATION.history]: model.history.length ? JSON.stringify(model.history) : undefined,
+    [ANNOTATION.totals]: json(model.totals),
+  };
+}
+
+/**
+ * The khstate carrying model: the spec written whole (the v2.7 schema rejects a missing required field),
+ * every khrun.dev annotation set from the model or removed, everything else (labels, other annotations,
+ * metadata.resourceVersion as the write's precondition) kept from base. An annotation whose value the
+ * model did not change keeps its stored text.
+ */
+export function writeKhState(base: KhState, model: KhStateModel): KhState {
+  const annotations: Record<string, string> = { ...(base.metadata.annotations ?? {}) };
+  const before = annotationTexts(readKhState(base));
+  for (const [key, text] of Object.entries(annotationTexts(model))) {
+    if (text === undefined) delete annotations[key];
+    else if (text !== before[key] || annotations[key] === undefined) annotations[key] = text;
+  }
+  return { ...base, metadata: { ...base.metadata, annotations }, spec: { ...model.spec } };
+}
+
+/** Changes a khstate through its model: parse, change, write back (one value in, one object out). */
+export function updateKhState(base: KhState, change: (model: KhStateModel) => KhStateModel): KhState {
+  return writeKhState(base, change(readKhState(base)));
 }

@@ -1,21 +1,18 @@
 import { formatMsAsGoDuration } from '../core/duration.ts';
-import { appendHistory, DEFAULT_HISTORY_BOUNDS, HISTORY_ANNOTATION, type HistoryBounds } from './history.ts';
+import { toKubeTime } from '../core/kube-time.ts';
+import { appendHistoryEntry, DEFAULT_HISTORY_BOUNDS, type HistoryBounds } from './history.ts';
 import {
+  type AcceptedReport,
   type ActiveRun,
-  ANNOTATION,
-  type LastOutcome,
-  nextKhState,
+  type KhStateModel,
   OutcomeKind,
-  readConsecutiveFailures,
+  updateKhState,
 } from './khstate.ts';
 import type { RunOutcome } from './outcome.ts';
 import type { KhState } from './resources.ts';
-import { addOutcome, readTotals, TOTALS_ANNOTATION } from './totals.ts';
+import { addOutcome, emptyTotals } from './totals.ts';
 
-/** RFC 3339 at second precision, as Go writes metav1.Time, so v2 readers parse it unchanged. */
-export function toKubeTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
+export { toKubeTime } from '../core/kube-time.ts';
 
 export interface RecordContext {
   nowMs: number;
@@ -25,20 +22,22 @@ export interface RecordContext {
   historyBounds?: HistoryBounds;
 }
 
+type Counted = Pick<RunOutcome, 'kind' | 'ok' | 'errors' | 'durationMs'>;
+
 /**
- * The history and totals annotations with one more outcome, for the same write that records it: the
+ * The model with one more outcome in its history and totals, for the same write that records it: the
  * history of a check can then never disagree with its khstate.
  */
-export function resultAnnotations(
-  state: KhState,
-  outcome: Pick<RunOutcome, 'kind' | 'ok' | 'errors' | 'durationMs'>,
+export function withResult(
+  model: KhStateModel,
+  outcome: Counted,
   ctx: Omit<RecordContext, 'runner'>,
-): Record<string, string> {
-  const annotations = state.metadata.annotations ?? {};
+): KhStateModel {
   const firstError = outcome.ok ? undefined : outcome.errors.find((e) => e.trim() !== '');
   return {
-    [HISTORY_ANNOTATION]: appendHistory(
-      annotations[HISTORY_ANNOTATION],
+    ...model,
+    history: appendHistoryEntry(
+      model.history,
       {
         atMs: ctx.nowMs,
         kind: outcome.kind,
@@ -48,14 +47,34 @@ export function resultAnnotations(
       },
       ctx.historyBounds ?? DEFAULT_HISTORY_BOUNDS,
     ),
-    [TOTALS_ANNOTATION]: JSON.stringify(
-      addOutcome(readTotals(state), {
-        kind: outcome.kind,
-        durationMs: outcome.durationMs,
-        atMs: ctx.nowMs,
-        runIntervalMs: ctx.runIntervalMs,
-      }),
-    ),
+    totals: addOutcome(model.totals ?? emptyTotals(), {
+      kind: outcome.kind,
+      durationMs: outcome.durationMs,
+      atMs: ctx.nowMs,
+      runIntervalMs: ctx.runIntervalMs,
+    }),
+  };
+}
+
+/** v2's spec fields for a result, and the failure streak that goes with it. */
+function withSpecResult(
+  model: KhStateModel,
+  outcome: RunOutcome,
+  at: { lastRunMs: number; runner: string; uuid: string; namespace: string },
+): KhStateModel {
+  return {
+    ...model,
+    consecutiveFailures: outcome.ok ? 0 : (model.consecutiveFailures ?? 0) + 1,
+    spec: {
+      OK: outcome.ok,
+      Errors: outcome.ok ? [] : outcome.errors,
+      RunDuration: formatMsAsGoDuration(outcome.durationMs),
+      Namespace: at.namespace,
+      Node: outcome.node,
+      LastRun: toKubeTime(at.lastRunMs),
+      AuthoritativePod: at.runner,
+      uuid: at.uuid,
+    },
   };
 }
 
@@ -69,38 +88,63 @@ export function recordOutcome(
   outcome: RunOutcome,
   ctx: RecordContext,
 ): KhState {
-  const last: LastOutcome = {
-    uuid: run.uuid,
-    kind: outcome.kind,
-    startedAtMs: run.startedAtMs,
-    finishedAtMs: ctx.nowMs,
-    durationMs: outcome.durationMs,
-  };
-  const annotations: Record<string, string | undefined> = {
-    [ANNOTATION.run]: undefined,
-    [ANNOTATION.outcome]: JSON.stringify(last),
-    ...resultAnnotations(state, outcome, ctx),
-  };
-  if (outcome.kind === OutcomeKind.Skipped) return nextKhState(state, {}, annotations);
-  const failures = outcome.ok ? 0 : readConsecutiveFailures(state) + 1;
-  annotations[ANNOTATION.consecutiveFailures] = String(failures);
-  return nextKhState(
-    state,
-    {
-      OK: outcome.ok,
-      Errors: outcome.ok ? [] : outcome.errors,
-      RunDuration: formatMsAsGoDuration(outcome.durationMs),
-      Namespace: state.metadata.namespace,
-      Node: outcome.node,
-      LastRun: toKubeTime(outcome.reportedAtMs ?? ctx.nowMs),
-      AuthoritativePod: ctx.runner,
+  return updateKhState(state, (model) => {
+    const recorded = withResult(
+      {
+        ...model,
+        run: undefined,
+        lastOutcome: {
+          uuid: run.uuid,
+          kind: outcome.kind,
+          startedAtMs: run.startedAtMs,
+          finishedAtMs: ctx.nowMs,
+          durationMs: outcome.durationMs,
+        },
+      },
+      outcome,
+      ctx,
+    );
+    if (outcome.kind === OutcomeKind.Skipped) return recorded;
+    return withSpecResult(recorded, outcome, {
+      lastRunMs: outcome.reportedAtMs ?? ctx.nowMs,
+      runner: ctx.runner,
       uuid: run.uuid,
-    },
-    annotations,
+      namespace: state.metadata.namespace,
+    });
+  });
+}
+
+/**
+ * A khcheck that cannot run (invalid spec) recorded as an execution error without a run: the result, the
+ * failure streak, history and totals; an active run and its claim are left as they are.
+ */
+export function recordWithoutRun(state: KhState, outcome: RunOutcome, ctx: RecordContext): KhState {
+  return updateKhState(state, (model) =>
+    withSpecResult(withResult(model, outcome, ctx), outcome, {
+      lastRunMs: ctx.nowMs,
+      runner: ctx.runner,
+      uuid: model.spec.uuid,
+      namespace: state.metadata.namespace,
+    }),
   );
 }
 
-/** The khstate carrying a freshly claimed (or adopted) run; spec.uuid is set before any pod exists. */
+/** The khstate carrying a freshly claimed (or adopted, or renewed) run; spec.uuid is set before any pod exists. */
 export function claimRun(state: KhState, run: ActiveRun): KhState {
-  return nextKhState(state, { uuid: run.uuid }, { [ANNOTATION.run]: JSON.stringify(run) });
+  return updateKhState(state, (m) => ({ ...m, run, spec: { ...m.spec, uuid: run.uuid } }));
+}
+
+/** The khstate with a report accepted for the active run: v2's fields at once, the report kept for the runner. */
+export function storeReport(state: KhState, report: AcceptedReport, ctx: { server: string }): KhState {
+  return updateKhState(state, (m) => ({
+    ...m,
+    report,
+    spec: {
+      ...m.spec,
+      OK: report.ok,
+      Errors: report.errors,
+      LastRun: toKubeTime(report.atMs),
+      AuthoritativePod: ctx.server,
+    },
+  }));
 }

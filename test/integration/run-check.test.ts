@@ -284,7 +284,7 @@ describe('khrun run, one iteration on the local cluster', () => {
     const [a, b] = await Promise.all([runKhrun(args('overlap')), runKhrun(args('overlap'))]);
     expect([a.code, b.code]).toEqual([0, 0]);
     const results = [outcomeOf(a).result, outcomeOf(b).result].sort();
-    expect(results).toEqual(['recorded', 'skipped']);
+    expect(results).toEqual(['busy', 'recorded']);
     expect(await checkPods('overlap')).toHaveLength(1);
   });
 
@@ -393,7 +393,7 @@ async function waitForAdoption(
   const deadline = Date.now() + 30_000;
   for (;;) {
     const outcome = outcomeOf(await runKhrun(args(check[0] ?? ''), env));
-    if (outcome.result !== 'skipped') return outcome;
+    if (outcome.result !== 'busy') return outcome;
     if (Date.now() > deadline) throw new Error('no invocation adopted the orphaned run within 30 s');
   }
 }

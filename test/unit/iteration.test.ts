@@ -356,7 +356,7 @@ describe('runIteration: a run from claim to record', () => {
     expect(stateNow(h.kube).spec).toMatchObject({ OK: false, Errors: [error], RunDuration: '3s' });
   });
 
-  it('records a pod creation the API server refuses (422) as a failure without waiting', async () => {
+  it('records a pod creation the API server refuses (422) as an execution error without waiting', async () => {
     const h = harness();
     h.kube.createPodError = () =>
       new FakeApiError(422, 'Pod "dns-1709634030" is invalid: spec.containers[0].image: Required value');
@@ -366,7 +366,7 @@ describe('runIteration: a run from claim to record', () => {
       kind: 'recorded',
       runUuid: U1,
       adopted: false,
-      outcome: { kind: 'Failed', ok: false, errors: [error], node: '', durationMs: 0 },
+      outcome: { kind: 'ExecutionError', ok: false, errors: [error], node: '', durationMs: 0 },
     });
     expect(readActiveRun(stateNow(h.kube))).toBeUndefined();
     expect(h.kube.calls.watchRun).toBe(0);
@@ -499,7 +499,7 @@ describe('runIteration: the run slot', () => {
     h.kube.putPod(checkerPodOf(live));
     const result = await runIteration(h.deps, h.cfg());
     expect(result).toEqual({
-      kind: 'skipped',
+      kind: 'busy',
       runUuid: EARLIER,
       reason: `another run of ${NS}/${NAME} is live (runner runner-b, until ${new Date(live.deadlineMs).toISOString()})`,
     });
@@ -671,7 +671,7 @@ describe('runIteration: the run slot', () => {
     expect(readActiveRun(state)?.uuid).toBe(EARLIER);
   });
 
-  it('closes a stale run as timed out, removes its pod, then claims and runs a new one', async () => {
+  it('closes a stale run as timed out and claims a new one in the same write, removes its pod, runs the new one', async () => {
     const h = harness();
     const stale: ActiveRun = {
       uuid: EARLIER,
@@ -697,10 +697,12 @@ describe('runIteration: the run slot', () => {
       Node: 'node-2',
       LastRun: '2024-03-05T10:20:30Z',
       AuthoritativePod: 'runner-a',
-      uuid: EARLIER,
+      uuid: U1,
     });
     expect(closed?.metadata.annotations?.[ANNOTATION.consecutiveFailures]).toBe('3');
-    expect(readActiveRun(closed ?? null)).toBeUndefined();
+    // One write per decision: the stale run's outcome and the new claim land together.
+    expect(readActiveRun(closed ?? null)?.uuid).toBe(U1);
+    expect(h.kube.stateHistory.filter((s) => readLastOutcome(s)?.uuid === EARLIER)[0]).toBe(h.kube.stateHistory[1]);
     expect(h.kube.removedPods).toEqual([stale.pod]);
     expect(readActiveRun(stateNow(h.kube))?.uuid).toBe(U1);
     expect(h.kube.createdPods[0]?.metadata?.labels?.['kuberhealthy-run-id']).toBe(U1);
@@ -819,7 +821,7 @@ describe('runIteration: concurrency', () => {
 
     await h.kube.until(() => h.kube.createdPods.length === 1);
     const loser = await Promise.race([a, b]);
-    expect(loser.kind).toBe('skipped');
+    expect(loser.kind).toBe('busy');
     expect(h.kube.conflicts).toEqual([{ op: conflict, name: NAME }]);
 
     const pod = h.kube.createdPods[0] as V1Pod;
@@ -828,10 +830,10 @@ describe('runIteration: concurrency', () => {
     h.kube.setPodStatus(NS, podName, finished(0));
     const results = await Promise.all([a, b]);
 
-    expect(results.map((r) => r.kind).sort()).toEqual(['recorded', 'skipped']);
+    expect(results.map((r) => r.kind).sort()).toEqual(['busy', 'recorded']);
     expect(h.kube.calls.createPod).toBe(1);
     const winner = results.find((r) => r.kind === 'recorded');
-    const skipped = results.find((r) => r.kind === 'skipped');
+    const skipped = results.find((r) => r.kind === 'busy');
     expect(winner?.runUuid).toBe(pod.metadata?.labels?.['kuberhealthy-run-id']);
     expect(skipped).toMatchObject({ runUuid: winner?.runUuid, reason: expect.stringContaining('is live') });
     expect(recordWrites(h.kube, winner?.runUuid ?? '')).toBe(1);

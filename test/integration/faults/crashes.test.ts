@@ -61,7 +61,7 @@ async function recover(check: string, orphan: ActiveRun | undefined) {
     const exit = await run(check).done;
     exits.push(exit);
     const result = resultOf(exit);
-    if (result?.result !== 'skipped') return { exit, result, invocations: exits.length };
+    if (result?.result !== 'busy') return { exit, result, invocations: exits.length };
   }
   throw new Error(
     `no invocation of ${check} recorded an outcome: ${exits.map((e) => e.stdout.slice(-500)).join('\n')}`,

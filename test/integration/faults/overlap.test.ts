@@ -75,7 +75,7 @@ describe('overlapping invocations of one check', () => {
     const recorded = results.filter((r) => r?.result === 'recorded');
     expect(recorded).toHaveLength(1);
     expect(recorded[0]).toMatchObject({ kind: 'Succeeded', adopted: false });
-    expect(results.filter((r) => r?.result === 'skipped')).toHaveLength(9);
+    expect(results.filter((r) => r?.result === 'busy')).toHaveLength(9);
     expect(await checkPods(kc, ns, check)).toHaveLength(1);
     const state = await readState(kc, ns, check);
     expect(stateProblems(state, ns)).toEqual([]);
