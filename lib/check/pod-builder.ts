@@ -9,7 +9,7 @@ export const RUN_ID_LABEL = 'kuberhealthy-run-id' as const;
 export const CHECK_NAME_LABEL = 'kuberhealthy-check-name' as const;
 export const APP_LABEL = 'app' as const;
 export const APP_LABEL_VALUE = 'kuberhealthy-check' as const;
-export const CHECK_NAME_ANNOTATION = 'comcast.github.io/check-name' as const;
+export const CHECKER_POD_CHECK_ANNOTATION = 'comcast.github.io/check-name' as const;
 
 /** Environment variables injected into the checker pod, in the order v2 appends them. */
 export const KH_ENV = {
@@ -81,7 +81,7 @@ export function buildCheckerPod(input: CheckerPodInput): V1Pod {
         [CHECK_NAME_LABEL]: check.name,
         [APP_LABEL]: APP_LABEL_VALUE,
       },
-      annotations: { ...extraAnnotations, [CHECK_NAME_ANNOTATION]: check.name },
+      annotations: { ...extraAnnotations, [CHECKER_POD_CHECK_ANNOTATION]: check.name },
       ownerReferences: [
         {
           apiVersion: `${KH_GROUP}/${KH_VERSION}`,

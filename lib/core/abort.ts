@@ -16,9 +16,3 @@ export function abortableDelay(ms: number, signal?: AbortSignal): Promise<void> 
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
-
-/** A signal that aborts when any input aborts or when timeoutMs elapses. */
-export function withTimeout(timeoutMs: number, signal?: AbortSignal): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  return signal ? AbortSignal.any([signal, timeout]) : timeout;
-}

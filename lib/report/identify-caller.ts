@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { CHECK_NAME_ANNOTATION, KH_ENV } from '../check/pod-builder.ts';
+import { CHECKER_POD_CHECK_ANNOTATION, KH_ENV } from '../check/pod-builder.ts';
 import { sameUuid } from './accept-report.ts';
 
 /** Where the report endpoint looks checker pods up; scoped to the namespaces it serves. */
@@ -30,11 +30,11 @@ function podRunUuid(pod: V1Pod): string | undefined {
 /** The check a checker pod belongs to: its check-name annotation, in its own namespace, and its run UUID. */
 function fromPod(pod: V1Pod): Caller {
   const name = pod.metadata?.name ?? '';
-  const checkName = pod.metadata?.annotations?.[CHECK_NAME_ANNOTATION];
+  const checkName = pod.metadata?.annotations?.[CHECKER_POD_CHECK_ANNOTATION];
   if (!checkName)
     return {
       ok: false,
-      reason: `pod ${name} has no ${CHECK_NAME_ANNOTATION} annotation: it is not a checker pod`,
+      reason: `pod ${name} has no ${CHECKER_POD_CHECK_ANNOTATION} annotation: it is not a checker pod`,
     };
   const uuid = podRunUuid(pod);
   if (!uuid)

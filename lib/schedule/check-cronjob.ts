@@ -4,13 +4,13 @@ import { KH_GROUP, KH_VERSION, type KhCheck } from '../state/resources.ts';
 import { type CronChoice, cronForInterval } from './cron.ts';
 import {
   CHECK_LABEL,
-  CHECK_NAME_ANNOTATION,
-  CHECK_NAMESPACE_ANNOTATION,
   COMPONENT_LABEL,
   checkLabelValue,
   fitName,
   MANAGED_BY,
   MANAGED_BY_LABEL,
+  RUNNER_CHECK_NAME_ANNOTATION,
+  RUNNER_CHECK_NAMESPACE_ANNOTATION,
   type RunJobOptions,
   runJobSpec,
 } from './run-job.ts';
@@ -59,8 +59,8 @@ export function checkCronJob(
     [CHECK_LABEL]: checkLabelValue(check),
   };
   const annotations: Record<string, string> = {
-    [CHECK_NAME_ANNOTATION]: check.name,
-    [CHECK_NAMESPACE_ANNOTATION]: check.namespace,
+    [RUNNER_CHECK_NAME_ANNOTATION]: check.name,
+    [RUNNER_CHECK_NAMESPACE_ANNOTATION]: check.namespace,
     [RUN_INTERVAL_ANNOTATION]: String(source.spec?.runInterval ?? ''),
   };
   if (choice.note) annotations[SCHEDULE_NOTE_ANNOTATION] = choice.note;

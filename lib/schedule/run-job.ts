@@ -7,8 +7,8 @@ export const MANAGED_BY = 'khrun' as const;
 export const COMPONENT_LABEL = 'app.kubernetes.io/component' as const;
 /** The check a Job or CronJob runs: a label (cut to fit) for selection, annotations for the exact name. */
 export const CHECK_LABEL = 'khrun.dev/check' as const;
-export const CHECK_NAME_ANNOTATION = 'khrun.dev/check-name' as const;
-export const CHECK_NAMESPACE_ANNOTATION = 'khrun.dev/check-namespace' as const;
+export const RUNNER_CHECK_NAME_ANNOTATION = 'khrun.dev/check-name' as const;
+export const RUNNER_CHECK_NAMESPACE_ANNOTATION = 'khrun.dev/check-namespace' as const;
 
 /** The runner's container in the template: the one named "runner", else the first. */
 export const RUNNER_CONTAINER = 'runner' as const;
@@ -102,8 +102,8 @@ export function runJobSpec(template: V1PodTemplateSpec, check: CheckRef, opts: R
         labels,
         annotations: {
           ...(template.metadata?.annotations ?? {}),
-          [CHECK_NAME_ANNOTATION]: check.name,
-          [CHECK_NAMESPACE_ANNOTATION]: check.namespace,
+          [RUNNER_CHECK_NAME_ANNOTATION]: check.name,
+          [RUNNER_CHECK_NAMESPACE_ANNOTATION]: check.namespace,
         },
       },
       spec: { ...template.spec, restartPolicy: 'Never', containers },

@@ -19,14 +19,14 @@ import {
 } from '../state/resources.ts';
 import {
   CHECK_LABEL,
-  CHECK_NAME_ANNOTATION,
-  CHECK_NAMESPACE_ANNOTATION,
   type CheckRef,
   COMPONENT_LABEL,
   checkLabelValue,
   fitName,
   MANAGED_BY,
   MANAGED_BY_LABEL,
+  RUNNER_CHECK_NAME_ANNOTATION,
+  RUNNER_CHECK_NAMESPACE_ANNOTATION,
   type RunJobOptions,
   runJobSpec,
 } from './run-job.ts';
@@ -113,8 +113,8 @@ export function jobDispatcher(opts: {
                 [CHECK_LABEL]: checkLabelValue(check),
               },
               annotations: {
-                [CHECK_NAME_ANNOTATION]: check.name,
-                [CHECK_NAMESPACE_ANNOTATION]: check.namespace,
+                [RUNNER_CHECK_NAME_ANNOTATION]: check.name,
+                [RUNNER_CHECK_NAMESPACE_ANNOTATION]: check.namespace,
               },
             },
             spec: runJobSpec(opts.template, check, opts.jobOptions),

@@ -2,8 +2,8 @@ import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
   buildCheckerPod,
-  CHECK_NAME_ANNOTATION,
   CHECK_NAME_LABEL,
+  CHECKER_POD_CHECK_ANNOTATION,
   type CheckerPodInput,
   KH_ENV,
   podNameFor,
@@ -134,7 +134,7 @@ describe('buildCheckerPod', () => {
     });
     expect(pod.metadata?.annotations).toEqual({
       'example.com/owner': 'me',
-      [CHECK_NAME_ANNOTATION]: 'Pod-Restarts',
+      [CHECKER_POD_CHECK_ANNOTATION]: 'Pod-Restarts',
     });
   });
 

@@ -1,8 +1,8 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  CHECK_NAME_ANNOTATION,
   CHECK_NAME_LABEL,
+  CHECKER_POD_CHECK_ANNOTATION,
   KH_ENV,
   RUN_ID_LABEL,
 } from '../../../lib/check/pod-builder.ts';
@@ -73,7 +73,7 @@ describe('what a khcheck cannot do', () => {
       },
       {
         extraLabels: { [RUN_ID_LABEL]: 'forged-run', [CHECK_NAME_LABEL]: 'victim', app: 'not-kuberhealthy' },
-        extraAnnotations: { [CHECK_NAME_ANNOTATION]: 'victim', 'example.com/kept': 'yes' },
+        extraAnnotations: { [CHECKER_POD_CHECK_ANNOTATION]: 'victim', 'example.com/kept': 'yes' },
       },
     );
     const exit = await run('intruder', ns);
@@ -91,7 +91,7 @@ describe('what a khcheck cannot do', () => {
       app: 'kuberhealthy-check',
     });
     expect(p.metadata?.annotations).toMatchObject({
-      [CHECK_NAME_ANNOTATION]: 'intruder',
+      [CHECKER_POD_CHECK_ANNOTATION]: 'intruder',
       'example.com/kept': 'yes',
     });
     for (const c of [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])]) {
