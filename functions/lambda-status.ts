@@ -1,35 +1,38 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { lambdaKubeConfig, lambdaScope } from '../lib/aws/lambda-config.ts';
-import { createLogger, type LogLevel } from '../lib/core/log.ts';
+import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
+import { lambdaStatusOptions } from '../lib/config/status-options.ts';
+import { createLogger } from '../lib/core/log.ts';
 import { listKhStates } from '../lib/status/state-cache.ts';
 import { handleStatusRequest } from '../lib/status/status-routes.ts';
 
 // status: Kuberhealthy v2's status JSON, the status page and the metrics behind a Lambda function URL.
 // A Lambda keeps no watch between invocations, so each request lists the khstates live.
 
-const env = process.env;
-const logger = createLogger({
-  service: 'khrun-status',
-  level: (env.POWERTOOLS_LOG_LEVEL as LogLevel) ?? 'INFO',
-});
-let kc: ReturnType<typeof lambdaKubeConfig> | undefined;
+let runtime: { logger: Logger; kc: KubeConfig } | undefined;
 
 export async function handler(
   event: APIGatewayProxyEventV2,
   context: Context,
 ): Promise<APIGatewayProxyStructuredResultV2> {
+  // A ConfigError fails the invocation with its message (not a 500 that reads as "retry").
+  const options = lambdaStatusOptions({ env: process.env });
+  runtime ??= {
+    logger: createLogger({ service: 'khrun-status', level: options.logLevel }),
+    kc: lambdaKubeConfig(options.cluster),
+  };
+  const { logger, kc } = runtime;
   logger.addContext(context);
   try {
-    kc ??= lambdaKubeConfig(env);
-    const client = kc;
-    const scope = lambdaScope(env);
+    const { scope } = options;
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
     const response = await handleStatusRequest(
       {
-        states: () => listKhStates(client, scope === 'all' ? undefined : scope.namespaces),
+        states: () => listKhStates(kc, scope === 'all' ? undefined : scope.namespaces),
         currentMaster: `lambda-${context.functionName}`,
         clock: { nowMs: Date.now },
-        metrics: { suppressErrorLabel: env.KHRUN_SUPPRESS_ERROR_LABEL === 'true' },
+        metrics: options.metrics,
       },
       { url: `${event.rawPath || '/'}${query}`, accept: event.headers?.accept, hasBody: Boolean(event.body) },
     );

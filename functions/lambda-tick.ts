@@ -1,52 +1,37 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { durationMs, lambdaKubeConfig, lambdaScope } from '../lib/aws/lambda-config.ts';
 import { lambdaDispatcher } from '../lib/aws/lambda-invoke.ts';
-import { createLogger, type LogLevel, logPort } from '../lib/core/log.ts';
-import { DEFAULT_DUE_TIMINGS } from '../lib/schedule/due.ts';
+import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
+import { lambdaTickOptions } from '../lib/config/tick-options.ts';
+import { createLogger, logPort } from '../lib/core/log.ts';
 import { runTick } from '../lib/schedule/tick.ts';
 import { tickKube } from '../lib/schedule/tick-kube.ts';
 
 // tick: on a schedule (every minute), one asynchronous runCheck invocation per due check.
 
-const env = process.env;
-const logger = createLogger({
-  service: 'khrun-tick',
-  level: (env.POWERTOOLS_LOG_LEVEL as LogLevel) ?? 'INFO',
-});
-let kc: ReturnType<typeof lambdaKubeConfig> | undefined;
+let runtime: { logger: Logger; kc: KubeConfig } | undefined;
 
 export async function handler(_event: ScheduledEvent | undefined, context: Context) {
+  // Options as `khrun tick --mode lambda` builds them; a ConfigError fails the invocation with its message.
+  const options = lambdaTickOptions({ env: process.env });
+  runtime ??= {
+    logger: createLogger({ service: 'khrun-tick', level: options.logLevel }),
+    kc: lambdaKubeConfig(options.cluster),
+  };
+  const { logger, kc } = runtime;
   logger.addContext(context);
   try {
-    const functionName = env.RUN_CHECK_FUNCTION;
-    const region = env.AWS_REGION;
-    if (!functionName || !region) throw new Error('RUN_CHECK_FUNCTION and AWS_REGION must be set');
-    kc ??= lambdaKubeConfig(env);
+    const { functionName, region, endpoint } = options.dispatch;
     const entries = await runTick(
       {
         kube: tickKube(kc),
-        dispatcher: lambdaDispatcher({
-          functionName,
-          region,
-          credentials: defaultProvider(),
-          endpoint: env.KHRUN_LAMBDA_ENDPOINT || undefined,
-        }),
+        dispatcher: lambdaDispatcher({ functionName, region, endpoint, credentials: defaultProvider() }),
         clock: { nowMs: () => Date.now() },
         log: logPort(logger),
       },
-      {
-        scope: lambdaScope(env),
-        identity: `lambda-${context.awsRequestId}`,
-        timings: {
-          ...DEFAULT_DUE_TIMINGS,
-          maxFirstRunJitterMs: durationMs(
-            env,
-            'KHRUN_FIRST_RUN_JITTER',
-            DEFAULT_DUE_TIMINGS.maxFirstRunJitterMs,
-          ),
-        },
-      },
+      { scope: options.scope, identity: `lambda-${context.awsRequestId}`, timings: options.timings },
     );
     const failed = entries.filter((e) => e.result === 'failed');
     if (failed.length) throw new Error(`dispatch failed for ${failed.map((e) => e.check).join(', ')}`);

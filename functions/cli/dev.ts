@@ -1,48 +1,43 @@
-import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildCommand } from '../../lib/build/build-command.ts';
+import { buildOptions, demoOptions, localUpOptions } from '../../lib/config/dev-options.ts';
 import { demoCommand } from '../../lib/local/demo.ts';
 import { localUpCommand } from '../../lib/local/local-up.ts';
-import { type CliContext, cacheDir, signalOnTermination } from './context.ts';
+import { type CliContext, signalOnTermination } from './context.ts';
+
+// The developer commands. functions/cli.ts loads this module with a computed import that esbuild does not
+// follow, so the local cluster (lib/local) and esbuild (lib/build) stay out of every product bundle; they
+// run from a checkout (`npx khrun`, through tsx), never from the image.
 
 /** `khrun local up`: the local cluster in the foreground. */
-export async function local(rest: string[], ctx: CliContext): Promise<number> {
-  if (rest[0] !== 'up') return ctx.fail('the local command has one subcommand: local up');
-  const { values } = parseArgs({ args: rest.slice(1), options: { dir: { type: 'string' } } });
-  return localUpCommand({
-    dir: resolve(values.dir ?? '.khrun/local'),
-    root: ctx.root,
-    cacheDir: cacheDir(ctx.env),
-    kubebuilderAssets: ctx.env.KUBEBUILDER_ASSETS || undefined,
-    signal: signalOnTermination(),
-    write: ctx.write,
+async function local(rest: string[], ctx: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: { dir: { type: 'string' } },
   });
+  const options = localUpOptions({ flags: values, env: ctx.env, positionals, root: ctx.root });
+  return localUpCommand({ ...options, signal: signalOnTermination(), write: ctx.write });
 }
 
 /** `khrun demo` (npm start): the example checks on a local cluster, once. */
-export async function demo(_rest: string[], ctx: CliContext): Promise<number> {
-  return demoCommand({
-    root: ctx.root,
-    cacheDir: cacheDir(ctx.env),
-    kubebuilderAssets: ctx.env.KUBEBUILDER_ASSETS || undefined,
-    signal: signalOnTermination(),
-    write: ctx.write,
-  });
+async function demo(rest: string[], ctx: CliContext): Promise<number> {
+  parseArgs({ args: rest, options: {} });
+  const options = demoOptions({ flags: {}, env: ctx.env, root: ctx.root });
+  return demoCommand({ ...options, signal: signalOnTermination(), write: ctx.write });
 }
 
 /** `khrun build`: the esbuild bundles of functions/. */
-export async function build(rest: string[], ctx: CliContext): Promise<number> {
+async function build(rest: string[], ctx: CliContext): Promise<number> {
   const { values } = parseArgs({
     args: rest,
     options: { outdir: { type: 'string' }, measure: { type: 'string' } },
   });
-  const runs = Number(values.measure ?? '0');
-  if (!Number.isInteger(runs) || runs < 0)
-    return ctx.fail(`--measure takes a number of runs, not "${values.measure}"`);
-  return buildCommand({
-    root: ctx.root,
-    outdir: resolve(values.outdir ?? join(ctx.root, 'dist')),
-    measureRuns: runs,
-    write: ctx.write,
-  });
+  return buildCommand({ ...buildOptions({ flags: values, env: ctx.env, root: ctx.root }), write: ctx.write });
 }
+
+export const devCommands: Record<string, (rest: string[], ctx: CliContext) => Promise<number>> = {
+  local,
+  demo,
+  build,
+};

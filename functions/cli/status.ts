@@ -1,8 +1,8 @@
-import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { describeCommand } from '../../lib/commands/describe.ts';
 import { statusCommand } from '../../lib/commands/status.ts';
-import { type CliContext, contextNamespace, kubeConfigOrFail } from './context.ts';
+import { describeOptions, statusOptions } from '../../lib/config/status-options.ts';
+import type { CliContext } from './context.ts';
 
 /** `khrun status`: the checks and their last results. */
 export async function status(rest: string[], ctx: CliContext): Promise<number> {
@@ -15,20 +15,8 @@ export async function status(rest: string[], ctx: CliContext): Promise<number> {
       context: { type: 'string' },
     },
   });
-  const output = values.output ?? 'table';
-  if (output !== 'table' && output !== 'wide' && output !== 'json')
-    return ctx.fail(`-o must be json or wide, not "${output}"`);
-  const kc = kubeConfigOrFail(ctx, { kubeconfig: values.kubeconfig, context: values.context });
-  if (typeof kc === 'number') return kc;
-  return statusCommand({
-    kc,
-    namespaces: (values.namespace ?? '').split(',').filter(Boolean),
-    output,
-    color: Boolean(process.stdout.isTTY) && !ctx.env.NO_COLOR,
-    currentMaster: ctx.env.POD_NAME || `khrun-${hostname()}`,
-    nowMs: () => Date.now(),
-    write: ctx.write,
-  });
+  const options = statusOptions({ flags: values, env: ctx.env, terminal: Boolean(process.stdout.isTTY) });
+  return statusCommand({ ...options, nowMs: () => Date.now(), write: ctx.write });
 }
 
 /** `khrun describe CHECK`: one check in detail. */
@@ -42,16 +30,11 @@ export async function describe(rest: string[], ctx: CliContext): Promise<number>
       context: { type: 'string' },
     },
   });
-  const [name, ...extra] = positionals;
-  if (!name || extra.length > 0) return ctx.fail('describe needs exactly one CHECK name');
-  const kc = kubeConfigOrFail(ctx, { kubeconfig: values.kubeconfig, context: values.context });
-  if (typeof kc === 'number') return kc;
-  return describeCommand({
-    kc,
-    namespace: values.namespace ?? contextNamespace(kc) ?? 'default',
-    name,
-    color: Boolean(process.stdout.isTTY) && !ctx.env.NO_COLOR,
-    nowMs: () => Date.now(),
-    write: ctx.write,
+  const options = describeOptions({
+    flags: values,
+    env: ctx.env,
+    positionals,
+    terminal: Boolean(process.stdout.isTTY),
   });
+  return describeCommand({ ...options, nowMs: () => Date.now(), write: ctx.write });
 }

@@ -6,6 +6,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { EXIT } from '../core/exit-codes.ts';
 import { oneLine, truncateChars } from '../core/text.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { readHistory } from '../state/history.ts';
@@ -26,7 +27,6 @@ import {
 import { readTotals } from '../state/totals.ts';
 import { runDurationSeconds } from '../status/metrics.ts';
 import { hasRun } from '../status/status-json.ts';
-import { EXIT } from './exit-codes.ts';
 import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
 
 /** Everything `khrun describe` shows, as read from the API server. */

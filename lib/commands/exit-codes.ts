@@ -1,10 +1,5 @@
+import { EXIT } from '../core/exit-codes.ts';
 import type { IterationResult } from '../run/iteration.ts';
-
-/**
- * 0: the iteration finished and its outcome is recorded (a failed check is data), or it was skipped
- * because another run is live; 1: the runner could not finish or record; 2: usage or configuration error.
- */
-export const EXIT = { ok: 0, runnerError: 1, usage: 2 } as const;
 
 export function exitCodeFor(result: IterationResult): number {
   return result.kind === 'interrupted' ? EXIT.runnerError : EXIT.ok;
@@ -16,8 +11,8 @@ export function resultJson(result: IterationResult, check: { namespace: string; 
   switch (result.kind) {
     case 'recorded':
       return { ...base, ...result.outcome, adopted: result.adopted };
-    case 'skipped':
-      return { ...base, reason: result.reason };
+    case 'busy':
+    case 'superseded':
     case 'interrupted':
       return { ...base, reason: result.reason };
     case 'check-deleted':

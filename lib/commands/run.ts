@@ -1,20 +1,18 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { reachableReportHost } from '../config/report-address.ts';
+import { EXIT } from '../core/exit-codes.ts';
 import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import { type ReportHosting, runCheck } from '../run/invocation.ts';
-import { EXIT, exitCodeFor, resultJson } from './exit-codes.ts';
+import { exitCodeFor, resultJson } from './exit-codes.ts';
 
 export interface RunCommandOptions {
   kc: KubeConfig;
   namespace: string;
   checkName: string;
   runner: string;
-  externalReportingUrl?: string;
-  reportHost?: string;
-  reportPort: number;
-  podIp?: string;
+  /** Where checker pods report (lib/config/report-address.ts decides). */
+  report: ReportHosting;
   output: 'text' | 'json';
   log: Log;
   signal: AbortSignal;
@@ -28,20 +26,6 @@ export interface RunCommandOptions {
 
 /** `khrun run`: one iteration, mapped to an exit code. Infrastructure errors are exit 1, usage errors 2. */
 export async function runCommand(opts: RunCommandOptions): Promise<number> {
-  let report: ReportHosting;
-  if (opts.externalReportingUrl) {
-    report = { kind: 'external', url: opts.externalReportingUrl };
-  } else {
-    const host = reachableReportHost({ host: opts.reportHost, podIp: opts.podIp });
-    if (!host) {
-      opts.write(
-        'khrun: cannot tell which address checker pods can reach this runner at; set KHRUN_REPORT_HOST (or POD_IP in a pod), ' +
-          'or point pods at a shared report server with KH_EXTERNAL_REPORTING_URL',
-      );
-      return EXIT.usage;
-    }
-    report = { kind: 'hosted', host, port: opts.reportPort };
-  }
   const startedMs = Date.now();
   try {
     const result = await runCheck({
@@ -49,7 +33,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
       namespace: opts.namespace,
       checkName: opts.checkName,
       runner: opts.runner,
-      report,
+      report: opts.report,
       signal: opts.signal,
       log: opts.log,
       leaseMs: opts.leaseMs,

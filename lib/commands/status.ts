@@ -1,11 +1,11 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { EXIT } from '../core/exit-codes.ts';
 import { oneLine, truncateChars } from '../core/text.ts';
 import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck, type KhState } from '../state/resources.ts';
 import { runDurationSeconds } from '../status/metrics.ts';
 import { listKhStates } from '../status/state-cache.ts';
 import { buildStatus, goJson, hasRun, normalizeLastRun } from '../status/status-json.ts';
-import { EXIT } from './exit-codes.ts';
 import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
 
 export type StatusOutput = 'table' | 'wide' | 'json';

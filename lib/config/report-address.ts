@@ -1,15 +1,61 @@
-import { networkInterfaces } from 'node:os';
-import { podNetworkForSlot } from '../local/pod-network.ts';
+import type { ReportHosting } from '../run/invocation.ts';
+import { ConfigError } from './config-error.ts';
+import { reportHostFromKubeconfig } from './kubeconfig-report-host.ts';
+import { type ConfigInput, type Flags, setting } from './setting.ts';
+import { httpUrl, port } from './values.ts';
+
+/** KH_EXTERNAL_REPORTING_URL: checker pods report to a shared server (khrun serve, the report Lambda). */
+export function externalReportingUrl(input: ConfigInput<Flags>): string | undefined {
+  return httpUrl(setting(input, { env: ['KH_EXTERNAL_REPORTING_URL'] }));
+}
+
+export interface ReportFlags {
+  'report-host'?: string;
+  'report-port'?: string;
+  [flag: string]: string | boolean | undefined;
+}
+
+/** The report settings of `khrun run` that need no kubeconfig, validated. */
+export interface ReportSettings {
+  externalUrl: string | undefined;
+  host: string | undefined;
+  port: number;
+}
 
 /**
- * Where checker pods can reach a report endpoint hosted inside this runner: an explicit host, else the
- * runner pod's IP, else the local cluster's host address when its bridge exists on this machine.
- * Returns undefined when none applies; the caller then needs KH_EXTERNAL_REPORTING_URL.
+ * Where a `khrun run` process has its checker pods report: KH_EXTERNAL_REPORTING_URL when set; else an
+ * endpoint it hosts for the run at --report-host / KHRUN_REPORT_HOST, else POD_IP (in a pod); port
+ * --report-port / KHRUN_REPORT_PORT (default 0: a free one).
  */
-export function reachableReportHost(explicit: { host?: string; podIp?: string }): string | undefined {
-  if (explicit.host) return explicit.host;
-  if (explicit.podIp) return explicit.podIp;
-  // `khrun local up` always takes slot 0; test clusters on other slots pass their host explicitly.
-  const bridge = networkInterfaces()[podNetworkForSlot(0).bridge];
-  return bridge?.find((a) => a.family === 'IPv4')?.address;
+export function reportSettings(input: ConfigInput<ReportFlags>): ReportSettings {
+  return {
+    port: port(setting(input, { flags: ['report-port'], env: ['KHRUN_REPORT_PORT'] }), {
+      defaultPort: 0,
+      allowZero: true,
+    }),
+    externalUrl: externalReportingUrl(input),
+    host: setting(input, { flags: ['report-host'], env: ['KHRUN_REPORT_HOST', 'POD_IP'] }).text,
+  };
+}
+
+/**
+ * The report hosting for the run: the settings, else the host `khrun local up` recorded in the
+ * kubeconfig's cluster (kubeconfig-report-host.ts). No reachable host is a ConfigError: an address pods
+ * cannot reach would only show up later as a timed-out run.
+ */
+export function reportHosting(
+  settings: ReportSettings,
+  kube: { files: readonly string[]; clusterName: string | undefined },
+): ReportHosting {
+  if (settings.externalUrl) return { kind: 'external', url: settings.externalUrl };
+  const host =
+    settings.host ?? (kube.clusterName ? reportHostFromKubeconfig(kube.files, kube.clusterName) : undefined);
+  if (host) return { kind: 'hosted', host, port: settings.port };
+  throw new ConfigError({
+    setting: 'KHRUN_REPORT_HOST',
+    problem: 'cannot tell at which address checker pods can reach this runner',
+    remedy:
+      'pass --report-host or set KHRUN_REPORT_HOST (POD_IP in a pod), or point pods at a shared report ' +
+      'server with KH_EXTERNAL_REPORTING_URL (`khrun local up` records its host in the kubeconfig it writes)',
+  });
 }

@@ -8,7 +8,9 @@ export interface Log {
   debug(message: string, extra?: Record<string, unknown>): void;
 }
 
-export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+/** Powertools' levels, as POWERTOOLS_LOG_LEVEL takes them. */
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
  * Structured JSON logs (Powertools), one line per state change. Created once per process at the edge and

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { EXIT } from '../commands/exit-codes.ts';
+import { EXIT } from '../core/exit-codes.ts';
 import { applyObjects, loadManifests } from '../kube/apply.ts';
 import { waitForSet } from '../kube/list-watch.ts';
 import { readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';

@@ -1,6 +1,7 @@
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EXIT } from '../commands/exit-codes.ts';
+import { withReportHost } from '../config/kubeconfig-report-host.ts';
+import { EXIT } from '../core/exit-codes.ts';
 import { startLocalCluster } from './cluster.ts';
 
 export interface LocalUpOptions {
@@ -20,7 +21,7 @@ export async function localUpCommand(opts: LocalUpOptions): Promise<number> {
     cacheDir: opts.cacheDir,
     buildDir: join(opts.root, 'infra/build'),
     crdDir: join(opts.root, 'infra/crds'),
-    // Slot 0, always: a second `local up` must fail clearly, and runners find slot 0's address by themselves.
+    // Slot 0, always: a second `local up` must fail clearly.
     slot: 0,
     onProgress: (line) => process.stderr.write(`${line}\n`),
     signal: opts.signal,
@@ -28,7 +29,10 @@ export async function localUpCommand(opts: LocalUpOptions): Promise<number> {
   const kubeconfig = join(opts.dir, 'kubeconfig');
   try {
     await mkdir(opts.dir, { recursive: true });
-    await copyFile(cluster.kubeconfigPath, kubeconfig);
+    // The kubeconfig carries where pods reach this machine, so `khrun run` hosts its report endpoint there
+    // without --report-host (lib/config/kubeconfig-report-host.ts reads it).
+    const text = await readFile(cluster.kubeconfigPath, 'utf8');
+    await writeFile(kubeconfig, withReportHost(text, cluster.hostIp), { mode: 0o600 });
     opts.write(
       `local cluster ready in ${((Date.now() - startedMs) / 1000).toFixed(1)}s (Kubernetes ${cluster.kubernetesVersion}): ` +
         `export KUBECONFIG=${kubeconfig}; stop with Ctrl-C`,

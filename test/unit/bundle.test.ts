@@ -14,6 +14,8 @@ import { measureColdImport } from '../../lib/build/cold-import.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
+// Tests that start Node processes: generous, since a loaded 2-core CI machine takes seconds per start.
+const SPAWNS_MS = 60_000;
 let outdir: string;
 let result: BuildResult;
 
@@ -61,22 +63,64 @@ describe('esbuild bundles of functions/', () => {
     expect(Object.keys(meta.inputs).some((p) => p.includes('node_modules/esbuild/'))).toBe(false);
   });
 
-  it('each bundle imports in a fresh Node process; the handlers export handler()', async () => {
-    for (const bundle of result.bundles.filter((b) => b.name.startsWith('lambda-'))) {
-      const { stdout } = await run(process.execPath, [
-        '--input-type=module',
-        '-e',
-        `const m = await import(${JSON.stringify(`file://${bundle.path}`)}); console.log(typeof m.handler);`,
-      ]);
-      expect(stdout.trim()).toBe('function');
-      const cold = await measureColdImport(bundle.path, { runs: 1 });
-      expect(cold.medianMs).toBeGreaterThan(0);
+  it('ships no developer code: no product bundle has an input under lib/local/ or lib/build/', async () => {
+    const meta = JSON.parse(await readFile(result.metafilePath, 'utf8')) as {
+      outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown> }>;
+    };
+    const products = Object.values(meta.outputs).filter((o) => o.entryPoint);
+    expect(products).toHaveLength(result.bundles.length);
+    for (const output of products) {
+      const dev = Object.keys(output.inputs).filter(
+        (p) => /^lib\/(local|build)\//.test(p) || p === 'functions/cli/dev.ts',
+      );
+      expect({ bundle: output.entryPoint, dev }).toEqual({ bundle: output.entryPoint, dev: [] });
     }
   });
 
-  it('the CLI bundle runs without tsx or node_modules next to it', async () => {
-    const { stdout } = await run(process.execPath, [join(outdir, 'khrun.mjs'), 'help'], { cwd: tmpdir() });
-    expect(stdout).toContain('usage: khrun <command>');
-    for (const command of ['serve', 'tick', 'sync', 'build']) expect(stdout).toContain(`  ${command} `);
-  });
+  it(
+    'each bundle imports in a fresh Node process; the handlers export handler()',
+    async () => {
+      for (const bundle of result.bundles.filter((b) => b.name.startsWith('lambda-'))) {
+        const { stdout } = await run(process.execPath, [
+          '--input-type=module',
+          '-e',
+          `const m = await import(${JSON.stringify(`file://${bundle.path}`)}); console.log(typeof m.handler);`,
+        ]);
+        expect(stdout.trim()).toBe('function');
+        const cold = await measureColdImport(bundle.path, { runs: 1 });
+        expect(cold.medianMs).toBeGreaterThan(0);
+      }
+    },
+    SPAWNS_MS,
+  );
+
+  it(
+    'the CLI bundle runs without tsx or node_modules next to it',
+    async () => {
+      const { stdout } = await run(process.execPath, [join(outdir, 'khrun.mjs'), 'help'], { cwd: tmpdir() });
+      expect(stdout).toContain('usage: khrun <command>');
+      for (const command of ['serve', 'tick', 'sync', 'build']) expect(stdout).toContain(`  ${command} `);
+    },
+    SPAWNS_MS,
+  );
+
+  it(
+    'the CLI bundle answers the developer commands with what to do, exit 2',
+    async () => {
+      for (const command of [['local', 'up'], ['demo'], ['build']]) {
+        const failed = await run(process.execPath, [join(outdir, 'khrun.mjs'), ...command], {
+          cwd: tmpdir(),
+        }).then(
+          () => undefined,
+          (error: { code: number; stderr: string }) => error,
+        );
+        expect(failed?.code).toBe(2);
+        expect(failed?.stderr).toContain(
+          `khrun: ${command[0]}: is a developer command, not part of this build (${join(outdir, 'khrun.mjs')})`,
+        );
+        expect(failed?.stderr).toContain('run it from a khrun checkout');
+      }
+    },
+    SPAWNS_MS,
+  );
 });

@@ -1,0 +1,81 @@
+import type { NamespaceScope } from '../kube/scope.ts';
+import { ConfigError } from './config-error.ts';
+import type { Setting } from './setting.ts';
+
+/** Where khrun itself is installed when nothing says otherwise (infra/deploy). */
+export const DEFAULT_RUNNER_NAMESPACE = 'kuberhealthy';
+/** The check namespace when no flag, variable or kubeconfig context names one (kubectl's default). */
+export const DEFAULT_CHECK_NAMESPACE = 'default';
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A Kubernetes namespace name (a DNS-1123 label), else a ConfigError naming where it came from. */
+export function namespaceName(text: string, source: string): string {
+  if (text.length <= 63 && DNS1123_LABEL.test(text)) return text;
+  throw new ConfigError({
+    setting: source,
+    value: text,
+    problem: 'is not a namespace name (lower-case letters, digits and "-", at most 63)',
+    remedy: 'give a namespace such as kuberhealthy',
+  });
+}
+
+/** An object name such as a khcheck's (a DNS-1123 subdomain). */
+export function objectName(text: string, source: string, what: string): string {
+  if (text.length <= 253 && DNS1123_SUBDOMAIN.test(text)) return text;
+  throw new ConfigError({
+    setting: source,
+    value: text,
+    problem: `is not a ${what} name (lower-case letters, digits, "-" and ".")`,
+    remedy: `give the ${what}'s metadata.name`,
+  });
+}
+
+/** A comma-separated list of namespaces; blanks dropped. */
+export function namespaceList(s: Setting): string[] {
+  const names = (s.text ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const bad = names.find((n) => n.length > 63 || !DNS1123_LABEL.test(n));
+  if (bad !== undefined) {
+    throw new ConfigError({
+      setting: s.source,
+      value: s.text,
+      problem: `${JSON.stringify(bad)} is not a namespace name (lower-case letters, digits and "-", at most 63)`,
+      remedy: 'give namespaces separated by commas, such as kuberhealthy,team-a',
+    });
+  }
+  return names;
+}
+
+/** `--namespaces A,B` / KHRUN_NAMESPACES: those namespaces; unset or empty means every namespace. */
+export function namespaceScope(s: Setting): NamespaceScope {
+  const list = namespaceList(s);
+  return list.length ? { namespaces: list } : 'all';
+}
+
+/**
+ * The namespace of the check to run: the flag (or event field), else CHECK_NAMESPACE (both in the setting),
+ * else the kubeconfig context's namespace (the CLI's kubectl habit; a Lambda has none), else `default`.
+ */
+export function checkNamespace(s: Setting, contextNamespace?: string): string {
+  if (s.text !== undefined) return namespaceName(s.text, s.source);
+  if (contextNamespace) return namespaceName(contextNamespace, 'the kubeconfig context namespace');
+  return DEFAULT_CHECK_NAMESPACE;
+}
+
+/**
+ * Where khrun itself is installed, where tick and sync read the `khrun-runner` PodTemplate and the tick
+ * creates Jobs: `--runner-namespace` / KHRUN_NAMESPACE, else POD_NAMESPACE (the downward API, in a pod),
+ * else `kuberhealthy`. Never the kubeconfig context's namespace: that is where a person works, not where
+ * khrun is installed (`default` on the local cluster).
+ */
+export function runnerNamespace(s: Setting): string {
+  return s.text === undefined ? DEFAULT_RUNNER_NAMESPACE : namespaceName(s.text, s.source);
+}
+
+/** The setting names for runnerNamespace, in order (the flags are per command). */
+export const RUNNER_NAMESPACE_ENV = ['KHRUN_NAMESPACE', 'POD_NAMESPACE'] as const;
+export const CHECK_NAMESPACE_ENV = ['CHECK_NAMESPACE'] as const;

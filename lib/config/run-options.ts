@@ -1,0 +1,135 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { LogLevel } from '../core/log.ts';
+import type { ReportHosting } from '../run/invocation.ts';
+import { ITERATION_DEFAULTS } from '../run/iteration.ts';
+import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
+import { identity, logLevel } from './common.ts';
+import { ConfigError } from './config-error.ts';
+import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
+import { CHECK_NAMESPACE_ENV, checkNamespace, objectName } from './namespaces.ts';
+import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
+import { type ConfigInput, type Env, type Flags, setting } from './setting.ts';
+import { oneOf, required, secondsMs } from './values.ts';
+
+/** What one iteration needs from configuration, the same for `khrun run` and the runCheck Lambda. */
+interface IterationSettings {
+  checkName: string;
+  /** The lease a runner holds on its run: KHRUN_LEASE_SECONDS, default 30. */
+  leaseMs: number;
+  logLevel: LogLevel;
+}
+
+function iterationSettings(
+  input: ConfigInput<{ check?: string; [flag: string]: string | boolean | undefined }>,
+) {
+  const name = setting(input, { flags: ['check'], env: ['CHECK_NAME'] });
+  const settings: IterationSettings = {
+    checkName: objectName(required(name, 'the name of the khcheck to run'), name.source, 'khcheck'),
+    leaseMs: secondsMs(setting(input, { env: ['KHRUN_LEASE_SECONDS'] }), {
+      defaultSeconds: ITERATION_DEFAULTS.leaseMs / 1000,
+    }),
+    logLevel: logLevel(input),
+  };
+  return settings;
+}
+
+export interface RunFlags extends KubeconfigFlags, ReportFlags {
+  check?: string;
+  namespace?: string;
+  output?: string;
+}
+
+export interface RunOptions extends IterationSettings {
+  kc: KubeConfig;
+  namespace: string;
+  runner: string;
+  report: ReportHosting;
+  output: 'text' | 'json';
+  /** Fault-suite failpoint (unset in production): SIGKILL the process when the iteration reaches this phase. */
+  killAtPhase: string | undefined;
+}
+
+/** `khrun run`: flags and environment (CHECK_NAME, CHECK_NAMESPACE, KHRUN_LEASE_SECONDS, ...). */
+export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
+  const settings = iterationSettings(input);
+  const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json'], 'text');
+  const namespaceSetting = setting(input, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV });
+  const report = reportSettings(input);
+  // Every setting that needs no kubeconfig is checked first: a bad value fails before any file is read.
+  const kube = cliKube(input);
+  return {
+    ...settings,
+    kc: kube.kc,
+    namespace: checkNamespace(namespaceSetting, kube.contextNamespace),
+    runner: identity(input, 'khrun'),
+    report: reportHosting(report, { files: kube.files, clusterName: kube.kc.getCurrentCluster()?.name }),
+    output,
+    killAtPhase: setting(input, { env: ['KHRUN_FAILPOINT_KILL_AT'] }).text,
+  };
+}
+
+export interface LambdaRunCheckOptions extends IterationSettings {
+  cluster: ClusterAccess;
+  namespace: string;
+  /** A Lambda hosts no endpoint: checker pods report to the report function's URL. */
+  report: { kind: 'external'; url: string };
+  /** The iteration stops this long before the function's timeout: KHRUN_BUDGET_MARGIN_SECONDS, default 30. */
+  budgetMarginMs: number;
+}
+
+/** The runCheck event's fields, named as `khrun run`'s flags are. */
+const EVENT_FIELDS = { check: 'checkName', namespace: 'namespace' } as const;
+
+function eventFlags(event: unknown): { check?: string; namespace?: string } {
+  const fields = (event ?? {}) as Record<string, unknown>;
+  const flags: { check?: string; namespace?: string } = {};
+  for (const [flag, field] of Object.entries(EVENT_FIELDS) as [keyof typeof EVENT_FIELDS, string][]) {
+    const value = fields[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') {
+      throw new ConfigError({
+        setting: `"${field}" in the event`,
+        value: JSON.stringify(value),
+        problem: 'must be a string',
+        remedy: 'invoke with {"checkName": "...", "namespace": "..."}',
+      });
+    }
+    flags[flag] = value;
+  }
+  return flags;
+}
+
+/**
+ * The runCheck Lambda: the event's checkName and namespace play `khrun run`'s --check and --namespace,
+ * with the same variables, defaults and checks (minus the kubeconfig context, which a Lambda has not).
+ */
+export function lambdaRunCheckOptions(input: { event: unknown; env: Env }): LambdaRunCheckOptions {
+  const config: ConfigInput<Flags> = {
+    flags: eventFlags(input.event),
+    env: input.env,
+    flagLabel: (flag) => {
+      const field = EVENT_FIELDS[flag as keyof typeof EVENT_FIELDS];
+      return field === undefined ? undefined : `"${field}" in the event`;
+    },
+  };
+  const settings = iterationSettings(config);
+  const namespace = checkNamespace(setting(config, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV }));
+  const url = externalReportingUrl(config);
+  if (!url) {
+    throw new ConfigError({
+      setting: 'KH_EXTERNAL_REPORTING_URL',
+      problem: 'is required: a Lambda cannot host the report endpoint',
+      remedy: "set it to the report function's URL followed by externalCheckStatus (serverless.yml does)",
+    });
+  }
+  return {
+    ...settings,
+    namespace,
+    report: { kind: 'external', url },
+    budgetMarginMs: secondsMs(setting(config, { env: ['KHRUN_BUDGET_MARGIN_SECONDS'] }), {
+      defaultSeconds: 30,
+      allowZero: true,
+    }),
+    cluster: clusterAccess(config),
+  };
+}

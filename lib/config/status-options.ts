@@ -1,0 +1,103 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { LogLevel } from '../core/log.ts';
+import type { NamespaceScope } from '../kube/scope.ts';
+import type { MetricsOptions } from '../status/metrics.ts';
+import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
+import { identity, logLevel } from './common.ts';
+import { ConfigError } from './config-error.ts';
+import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
+import { metricsOptions } from './metrics-options.ts';
+import {
+  CHECK_NAMESPACE_ENV,
+  checkNamespace,
+  namespaceList,
+  namespaceScope,
+  objectName,
+} from './namespaces.ts';
+import { type ConfigInput, type Env, type Flags, NO_FLAGS, setting } from './setting.ts';
+import { oneOf } from './values.ts';
+
+/** Color only on a terminal, and never with NO_COLOR (no-color.org). */
+function colorOn(input: ConfigInput<Flags>, terminal: boolean): boolean {
+  return terminal && setting(input, { env: ['NO_COLOR'] }).text === undefined;
+}
+
+export interface StatusFlags extends KubeconfigFlags {
+  namespace?: string;
+  output?: string;
+}
+
+export interface StatusOptions {
+  kc: KubeConfig;
+  /** Only these namespaces; empty: all. */
+  namespaces: string[];
+  output: 'table' | 'wide' | 'json';
+  color: boolean;
+  currentMaster: string;
+}
+
+/** `khrun status [-n A,B] [-o wide|json]`. `terminal`: stdout is a terminal. */
+export function statusOptions(input: ConfigInput<StatusFlags> & { terminal: boolean }): StatusOptions {
+  const namespaces = namespaceList(setting(input, { flags: ['namespace'] }));
+  const output = oneOf(setting(input, { flags: ['output'] }), ['table', 'wide', 'json'], 'table');
+  return {
+    kc: cliKube(input).kc,
+    namespaces,
+    output,
+    color: colorOn(input, input.terminal),
+    currentMaster: identity(input, 'khrun'),
+  };
+}
+
+export interface DescribeFlags extends KubeconfigFlags {
+  namespace?: string;
+}
+
+export interface DescribeOptions {
+  kc: KubeConfig;
+  namespace: string;
+  name: string;
+  color: boolean;
+}
+
+/** `khrun describe CHECK [-n NS]`: the check namespace as `khrun run` finds it. */
+export function describeOptions(
+  input: ConfigInput<DescribeFlags> & { positionals: readonly string[]; terminal: boolean },
+): DescribeOptions {
+  const [name, ...extra] = input.positionals;
+  if (name === undefined || extra.length > 0) {
+    throw new ConfigError({
+      setting: 'CHECK',
+      value: input.positionals.join(' ') || undefined,
+      problem: 'describe takes exactly one check name',
+      remedy: 'run khrun describe CHECK [--namespace NS]',
+    });
+  }
+  const namespace = setting(input, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV });
+  objectName(name, 'CHECK', 'khcheck');
+  const kube = cliKube(input);
+  return {
+    kc: kube.kc,
+    namespace: checkNamespace(namespace, kube.contextNamespace),
+    name,
+    color: colorOn(input, input.terminal),
+  };
+}
+
+export interface LambdaStatusOptions {
+  cluster: ClusterAccess;
+  scope: NamespaceScope;
+  metrics: MetricsOptions;
+  logLevel: LogLevel;
+}
+
+/** The status Lambda: v2's status JSON, the page and the metrics behind a function URL. */
+export function lambdaStatusOptions(input: { env: Env }): LambdaStatusOptions {
+  const config: ConfigInput<Flags> = { flags: {}, env: input.env, flagLabel: NO_FLAGS };
+  return {
+    scope: namespaceScope(setting(config, { env: ['KHRUN_NAMESPACES'] })),
+    metrics: metricsOptions(config),
+    logLevel: logLevel(config),
+    cluster: clusterAccess(config),
+  };
+}
