@@ -1,7 +1,12 @@
-import { type KubeConfig, type KubernetesObject, Watch } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { abortableDelay } from '../core/abort.ts';
-import { redactUrlQueries } from './errors.ts';
-import { getJson } from './rest.ts';
+import { redactUrlQueries, statusCodeOf } from './errors.ts';
+import {
+  kubeListWatchTransport,
+  type ListWatchTransport,
+  type Selectors,
+  type WatchObject,
+} from './list-watch-transport.ts';
 
 export interface ListWatchOptions<T extends KubernetesObject> {
   kc: KubeConfig;
@@ -16,102 +21,127 @@ export interface ListWatchOptions<T extends KubernetesObject> {
   onInterruption?: (reason: string) => void;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
-}
-
-interface ListResult<T> {
-  metadata?: { resourceVersion?: string };
-  items: T[];
+  /** Waits out a back-off; resolves early or rejects when the signal aborts. Default: a timer. */
+  delay?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Where lists and watches go. Default: the API server of kc. */
+  transport?: ListWatchTransport<T>;
 }
 
 type WatchEnd = { kind: 'closed' } | { kind: 'gone' } | { kind: 'error'; error: unknown };
+
+/** The watched set and the resourceVersion it is current at (undefined: list before watching). */
+interface Cursor<T> {
+  items: Map<string, T>;
+  resourceVersion: string | undefined;
+}
 
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 /**
  * Keeps a set of objects current by list-then-watch, the informer pattern, until the signal aborts:
  * a watch the server closes is resumed from the last resourceVersion, a 410 Gone triggers a fresh list,
- * and an unreachable API server is retried with capped exponential backoff. Never polls on a timer.
+ * and an unreachable API server is retried with capped exponential backoff (reset by the next event).
+ * Never polls on a timer. Leaves no listener on the signal behind, however often it reconnects.
  */
 export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOptions<T>): Promise<void> {
-  const watch = new Watch(opts.kc);
+  const transport = opts.transport ?? kubeListWatchTransport<T>(opts.kc);
+  const delay = opts.delay ?? abortableDelay;
   const initialMs = opts.initialBackoffMs ?? 100;
   const maxMs = opts.maxBackoffMs ?? 5_000;
+  const selectors: Selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
+  const cursor: Cursor<T> = { items: new Map(), resourceVersion: undefined };
   let backoffMs = initialMs;
-  let items = new Map<string, T>();
-  let resourceVersion: string | undefined;
-  const selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
 
   while (!opts.signal.aborted) {
     try {
-      if (resourceVersion === undefined) {
-        const list = await getJson<ListResult<T>>(opts.kc, opts.path, selectors, opts.signal);
-        items = new Map(list.items.map((o) => [keyOf(o), o]));
-        resourceVersion = list.metadata?.resourceVersion;
-        opts.onChange(items);
+      if (cursor.resourceVersion === undefined) {
+        const list = await transport.list(opts.path, selectors, opts.signal);
+        cursor.items = new Map(list.items.map((o) => [keyOf(o), o]));
+        cursor.resourceVersion = list.metadata?.resourceVersion;
+        opts.onChange(cursor.items);
       }
-      const end = await new Promise<WatchEnd>((resolve) => {
-        let settled = false;
-        const finish = (e: WatchEnd) => {
-          if (!settled) {
-            settled = true;
-            resolve(e);
-          }
-        };
-        let controller: AbortController | undefined;
-        const onAbort = () => controller?.abort();
-        watch
-          .watch(
-            opts.path,
-            { ...selectors, resourceVersion, allowWatchBookmarks: true },
-            (type: string, obj: T & { code?: number }) => {
-              if (type === 'ERROR') {
-                finish(obj.code === 410 ? { kind: 'gone' } : { kind: 'error', error: obj });
-                controller?.abort();
-                return;
-              }
-              const rv = obj.metadata?.resourceVersion;
-              if (rv) resourceVersion = rv;
-              if (type === 'BOOKMARK') return;
-              backoffMs = initialMs;
-              if (type === 'DELETED') items.delete(keyOf(obj));
-              else items.set(keyOf(obj), obj);
-              opts.onChange(items);
-            },
-            (err: unknown) => {
-              opts.signal.removeEventListener('abort', onAbort);
-              if (!err) finish({ kind: 'closed' });
-              else if ((err as { statusCode?: number }).statusCode === 410) finish({ kind: 'gone' });
-              else finish({ kind: 'error', error: err });
-            },
-          )
-          .then(
-            (c) => {
-              controller = c;
-              if (opts.signal.aborted) c.abort();
-              else opts.signal.addEventListener('abort', onAbort, { once: true });
-            },
-            (error: unknown) => finish({ kind: 'error', error }),
-          );
+      const end = await watchOnce(transport, opts, selectors, cursor, () => {
+        backoffMs = initialMs;
       });
       if (opts.signal.aborted) return;
       if (end.kind === 'closed') continue;
       if (end.kind === 'gone') {
-        resourceVersion = undefined;
+        cursor.resourceVersion = undefined;
         opts.onInterruption?.('resourceVersion expired (410 Gone); listing again');
         continue;
       }
       throw end.error;
     } catch (error) {
       if (opts.signal.aborted) return;
-      const status = (error as { statusCode?: number }).statusCode;
-      if (status === 410) resourceVersion = undefined;
+      if (statusCodeOf(error) === 410) cursor.resourceVersion = undefined;
       opts.onInterruption?.(
         `watch of ${opts.path} interrupted: ${describe(error)}; retrying in ${backoffMs} ms`,
       );
-      await abortableDelay(backoffMs, opts.signal).catch(() => undefined);
+      await delay(backoffMs, opts.signal).catch(() => undefined);
       backoffMs = Math.min(backoffMs * 2, maxMs);
     }
   }
+}
+
+/**
+ * One watch request from the cursor's resourceVersion until it ends; every event moves the cursor, and every
+ * change is delivered. The abort listener is added before the request and removed after it ended, whatever
+ * the order in which the transport returns its handle and reports the end: added after a request that had
+ * already failed, it was never removed, one more per reconnect (MaxListenersExceededWarning).
+ */
+async function watchOnce<T extends KubernetesObject>(
+  transport: ListWatchTransport<T>,
+  opts: Pick<ListWatchOptions<T>, 'path' | 'signal' | 'onChange'>,
+  selectors: Selectors,
+  cursor: Cursor<T>,
+  onEvent: () => void,
+): Promise<WatchEnd> {
+  let request: { abort(): void } | undefined;
+  let ended = false;
+  const onAbort = () => request?.abort();
+  opts.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await new Promise<WatchEnd>((resolve) => {
+      const finish = (end: WatchEnd) => {
+        if (ended) return;
+        ended = true;
+        request?.abort();
+        resolve(end);
+      };
+      const query = { ...selectors, resourceVersion: cursor.resourceVersion, allowWatchBookmarks: true };
+      const onWatchEvent = (type: string, obj: WatchObject<T>) => {
+        if (ended) return;
+        if (type === 'ERROR') finish(obj.code === 410 ? { kind: 'gone' } : { kind: 'error', error: obj });
+        else if (applyEvent(cursor, type, obj)) {
+          onEvent();
+          opts.onChange(cursor.items);
+        }
+      };
+      const onDone = (error: unknown) => {
+        if (!error) finish({ kind: 'closed' });
+        else finish(statusCodeOf(error) === 410 ? { kind: 'gone' } : { kind: 'error', error });
+      };
+      transport.watch(opts.path, query, onWatchEvent, onDone).then(
+        (handle) => {
+          request = handle;
+          if (ended || opts.signal.aborted) handle.abort();
+        },
+        (error: unknown) => finish({ kind: 'error', error }),
+      );
+    });
+  } finally {
+    opts.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Moves the cursor by one event; true when the set changed (a bookmark only moves the resourceVersion). */
+function applyEvent<T extends KubernetesObject>(cursor: Cursor<T>, type: string, obj: T): boolean {
+  const rv = obj.metadata?.resourceVersion;
+  if (rv) cursor.resourceVersion = rv;
+  if (type === 'BOOKMARK') return false;
+  if (type === 'DELETED') cursor.items.delete(keyOf(obj));
+  else cursor.items.set(keyOf(obj), obj);
+  return true;
 }
 
 /** The failure as text, for onInterruption (which callers log): request URLs lose their query strings. */

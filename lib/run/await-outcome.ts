@@ -1,17 +1,15 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { RUN_ID_LABEL } from '../check/pod-builder.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
-import { loggableError, WriteConflict } from '../kube/errors.ts';
+import { type CancelScheduled, type Scheduler, timerScheduler } from '../core/scheduler.ts';
 import type { KubePort } from '../kube/port.ts';
-import { type ActiveRun, readAcceptedReport, readActiveRun } from '../state/khstate.ts';
+import type { ActiveRun } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
-import { claimRun } from '../state/record.ts';
 import type { KhState } from '../state/resources.ts';
-import { type Assessment, assessRun, isPodTerminal, type RunTimings } from './assess.ts';
-import { leaseUntil } from './claim.ts';
-
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import type { RunTimings } from './assess.ts';
+import { startLeaseKeeper } from './lease-keeper.ts';
+import { renewLease } from './renew-lease.ts';
+import { initialWaitMemory, observeWait, type WaitDecision, type WaitObservation } from './wait-observe.ts';
 
 export type WaitResult =
   | { kind: 'finished'; outcome: RunOutcome; removePods: boolean; pod: V1Pod | undefined }
@@ -24,166 +22,120 @@ export interface AwaitDeps {
   kube: KubePort;
   clock: Clock;
   log: Log;
+  /** When the wait's timers run: setTimeout unless a test drives them by hand. */
+  scheduler?: Scheduler;
+}
+
+type Target = { namespace: string; checkName: string; run: ActiveRun; initialState: KhState };
+type AwaitOptions = {
+  timings: RunTimings;
+  leaseMs: number;
+  runner: string;
+  /** Cancels the wait (SIGTERM, the invocation's time budget): the result is then 'interrupted'. */
+  signal: AbortSignal;
+  /** Whether the run's pod is known to exist (just created or found); its absence then means deletion. Default true. */
+  podExists?: boolean;
+  onPhase?: (phase: string) => void;
+};
+
+/**
+ * Waits for the run's end: feeds what the watch on its pod and khstate sees, the moments the last decision
+ * asked to be woken at, and cancellation into observeWait, and acts on its decision. Renews the run's lease
+ * meanwhile (startLeaseKeeper). Returns once decided, after every listener, timer, renewal and watch it
+ * started has stopped.
+ */
+export async function awaitOutcome(deps: AwaitDeps, target: Target, opts: AwaitOptions): Promise<WaitResult> {
+  const stop = new AbortController();
+  const loop = startWaitLoop(deps, target, opts, stop);
+  const onCancel = () =>
+    loop.observe({ kind: 'cancelled', reason: String(opts.signal.reason ?? 'cancelled') });
+  if (opts.signal.aborted) onCancel();
+  else opts.signal.addEventListener('abort', onCancel, { once: true });
+
+  const keeping = startLeaseKeeper({
+    leaseMs: opts.leaseMs,
+    scheduler: loop.scheduler,
+    log: deps.log,
+    signal: stop.signal,
+    renew: async () => {
+      const renewal = await renewLease(deps, target, opts);
+      // A renewal's own write reaches the wait through the watch: its response may arrive after a newer
+      // version (a report) the watch already delivered, and must not hide it. A lost run is news, though.
+      if (renewal.kind === 'renewed') return 'renewed';
+      loop.observe({ kind: 'state', state: renewal.state, nowMs: deps.clock.nowMs() });
+      return 'lost';
+    },
+  });
+  const watching = deps.kube
+    .watchRun({
+      namespace: target.namespace,
+      checkName: target.checkName,
+      runUuid: target.run.uuid,
+      signal: stop.signal,
+      onChange: (view) => loop.observe({ kind: 'view', ...view, nowMs: deps.clock.nowMs() }),
+      onInterruption: (reason) => deps.log.warn('watch interrupted; resuming', { reason }),
+    })
+    .catch((error: unknown) => loop.observe({ kind: 'cancelled', reason: `watch failed: ${String(error)}` }));
+
+  try {
+    loop.observe({ kind: 'tick', nowMs: deps.clock.nowMs() });
+    return await loop.result;
+  } finally {
+    loop.cancelTick();
+    opts.signal.removeEventListener('abort', onCancel);
+    stop.abort();
+    await Promise.all([watching, keeping]);
+  }
 }
 
 /**
- * Waits for the run's end, driven by watches on its pod and the khstate, plus one timer for the next
- * moment the assessment changes by itself (deadline, grace ends). Renews the run's lease meanwhile.
+ * How long to wait for a decision's untilMs. 5 ms of slack: a timer may fire a millisecond before its time,
+ * and a tick before untilMs would only decide to wait again.
  */
-export async function awaitOutcome(
-  deps: AwaitDeps,
-  target: { namespace: string; checkName: string; run: ActiveRun; initialState: KhState },
-  opts: {
-    timings: RunTimings;
-    leaseMs: number;
-    runner: string;
-    signal: AbortSignal;
-    /** Whether the run's pod is known to exist (just created or found); its absence then means deletion. */
-    podExists: boolean;
-    onPhase?: (phase: string) => void;
-  },
-): Promise<WaitResult> {
-  const { kube, clock, log } = deps;
-  const { run } = target;
-  const stop = new AbortController();
-  const signal = AbortSignal.any([stop.signal, opts.signal]);
-  let state: KhState | null = target.initialState;
-  let pod: V1Pod | undefined;
-  // The driver created (or found) the pod before waiting: a pod absent from the first listing was deleted.
-  let podSeen = opts.podExists;
-  let primed = false;
-  let terminalSinceMs: number | undefined;
-  let lastPhase = '';
-  let reportSeen = false;
-  let timer: NodeJS.Timeout | undefined;
-  let leaseTimer: NodeJS.Timeout | undefined;
-  let settle!: (r: WaitResult) => void;
+export function tickDelayMs(untilMs: number, nowMs: number): number {
+  return Math.max(0, untilMs - nowMs) + 5;
+}
+
+/** The reducer's memory and the one wake-up timer; result settles (and aborts stop) on the final decision. */
+function startWaitLoop(deps: AwaitDeps, target: Target, opts: AwaitOptions, stop: AbortController) {
+  const scheduler = deps.scheduler ?? timerScheduler;
+  const ctx = {
+    run: target.run,
+    checkName: target.checkName,
+    namespace: target.namespace,
+    timings: opts.timings,
+  };
+  let memory = initialWaitMemory(target.initialState, opts.podExists ?? true);
+  let cancelTick: CancelScheduled = () => {};
+  let settle!: (result: WaitResult) => void;
   const result = new Promise<WaitResult>((resolve) => {
     settle = (r) => {
       stop.abort();
       resolve(r);
     };
   });
-
-  const phaseOf = (p: V1Pod | undefined) =>
-    p ? (p.metadata?.deletionTimestamp ? 'Terminating' : (p.status?.phase ?? 'Pending')) : '';
-  const evaluate = () => {
-    if (stop.signal.aborted) return;
-    const nowMs = clock.nowMs();
-    const owner = readActiveRun(state);
-    if (owner?.uuid !== run.uuid) {
-      settle({ kind: 'lost', reason: 'the run was closed by another invocation' });
+  const observe = (o: WaitObservation): void => {
+    const step = observeWait(ctx, memory, o);
+    memory = step.memory;
+    for (const phase of step.phases) opts.onPhase?.(phase);
+    const decision = step.decision;
+    if (decision.kind === 'none') return;
+    if (decision.kind !== 'wait-until') {
+      settle(resultOf(decision));
       return;
     }
-    if (!primed && nowMs < run.deadlineMs) {
-      // Nothing is decided before the first consistent view of pod and khstate; only the deadline stands.
-      clearTimeout(timer);
-      timer = setTimeout(evaluate, Math.min(MAX_TIMER_MS, run.deadlineMs - nowMs + 5));
-      return;
-    }
-    if (pod && isPodTerminal(pod) && terminalSinceMs === undefined) terminalSinceMs = nowMs;
-    const phase = phaseOf(pod);
-    if (phase && phase !== lastPhase) {
-      lastPhase = phase;
-      opts.onPhase?.(`pod ${phase}`);
-    }
-    if (!reportSeen && readAcceptedReport(state)?.uuid === run.uuid) {
-      reportSeen = true;
-      opts.onPhase?.('report received');
-    }
-    const assessment: Assessment = assessRun(
-      {
-        run,
-        checkName: target.checkName,
-        namespace: target.namespace,
-        state,
-        pod,
-        podSeen,
-        podTerminalSinceMs: terminalSinceMs,
-        nowMs,
-      },
-      opts.timings,
+    const nowMs = o.kind === 'cancelled' ? deps.clock.nowMs() : o.nowMs;
+    cancelTick();
+    cancelTick = scheduler.schedule(
+      () => observe({ kind: 'tick', nowMs: deps.clock.nowMs() }),
+      tickDelayMs(decision.untilMs, nowMs),
     );
-    if (assessment.kind === 'finish') {
-      settle({ kind: 'finished', outcome: assessment.outcome, removePods: assessment.removePods, pod });
-      return;
-    }
-    clearTimeout(timer);
-    // setTimeout fires at once for delays over 2^31-1 ms (~24.8 days): cap, and evaluate again then.
-    timer = setTimeout(evaluate, Math.min(MAX_TIMER_MS, Math.max(0, assessment.untilMs - nowMs) + 5));
   };
-
-  // The lease: renewed at half its length; a conflict means a report or another writer got in between,
-  // so the next renewal simply reads again. Losing the run is noticed by evaluate().
-  const renewLease = async () => {
-    try {
-      const current = await kube.readState(target.namespace, target.checkName);
-      const active = readActiveRun(current);
-      if (!current || active?.uuid !== run.uuid) {
-        state = current;
-        evaluate();
-        return;
-      }
-      const renewed = {
-        ...active,
-        runner: opts.runner,
-        leaseUntilMs: leaseUntil(clock.nowMs(), opts.leaseMs, run.deadlineMs),
-      };
-      state = await kube.replaceState(claimRun(current, renewed));
-    } catch (error) {
-      if (!(error instanceof WriteConflict))
-        log.warn('lease renewal failed; retrying', { error: loggableError(error) });
-    } finally {
-      if (!stop.signal.aborted) leaseTimer = setTimeout(renewLease, Math.max(200, opts.leaseMs / 2));
-    }
-  };
-  leaseTimer = setTimeout(renewLease, Math.max(200, opts.leaseMs / 2));
-
-  const onCancel = () => settle({ kind: 'interrupted', reason: String(opts.signal.reason ?? 'cancelled') });
-  if (opts.signal.aborted) onCancel();
-  else opts.signal.addEventListener('abort', onCancel, { once: true });
-
-  const watching = kube
-    .watchRun({
-      namespace: target.namespace,
-      checkName: target.checkName,
-      runUuid: run.uuid,
-      signal,
-      onChange: (view) => {
-        const current = pickRunPod(view.pods, run.uuid);
-        if (current?.metadata?.name !== pod?.metadata?.name) terminalSinceMs = undefined;
-        pod = current;
-        if (pod) podSeen = true;
-        primed = true;
-        if (view.state) state = view.state;
-        evaluate();
-      },
-      onInterruption: (reason) => log.warn('watch interrupted; resuming', { reason }),
-    })
-    .catch((error: unknown) => settle({ kind: 'interrupted', reason: `watch failed: ${String(error)}` }));
-
-  try {
-    evaluate();
-    return await result;
-  } finally {
-    clearTimeout(timer);
-    clearTimeout(leaseTimer);
-    opts.signal.removeEventListener('abort', onCancel);
-    stop.abort();
-    await watching;
-  }
+  return { observe, result, scheduler, cancelTick: () => cancelTick() };
 }
 
-/**
- * The pod that speaks for the run: a replacement (after adoption) wins over the pod it replaced while that
- * one is still terminating; among equals, the newest.
- */
-export function pickRunPod(pods: V1Pod[], runUuid: string): V1Pod | undefined {
-  const ofRun = pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid);
-  const created = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
-  return ofRun.sort(
-    (a, b) =>
-      Number(Boolean(a.metadata?.deletionTimestamp)) - Number(Boolean(b.metadata?.deletionTimestamp)) ||
-      created(b) - created(a),
-  )[0];
+function resultOf(decision: Exclude<WaitDecision, { kind: 'wait-until' | 'none' }>): WaitResult {
+  if (decision.kind !== 'finish') return decision;
+  const { outcome, removePods, pod } = decision;
+  return { kind: 'finished', outcome, removePods, pod };
 }

@@ -1,0 +1,44 @@
+import { type KubeConfig, type KubernetesObject, Watch } from '@kubernetes/client-node';
+import { getJson } from './rest.ts';
+
+export interface Selectors {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface ListResult<T> {
+  metadata?: { resourceVersion?: string };
+  items: T[];
+}
+
+/** A watch event's object: the watched kind, or for type ERROR a Status (code 410: resourceVersion too old). */
+export type WatchObject<T> = T & { code?: number };
+
+/**
+ * How list-and-watch reaches the API server. The real one is client-node's Watch plus a plain GET; tests
+ * inject one they script, to drive reconnects and 410s without a server.
+ */
+export interface ListWatchTransport<T extends KubernetesObject> {
+  list(path: string, selectors: Selectors, signal: AbortSignal): Promise<ListResult<T>>;
+  /**
+   * Starts one watch request. onEvent is called per event; onDone exactly once when the request ends (null:
+   * the server closed it; otherwise the error, with statusCode 410 when the resourceVersion expired).
+   * Resolves with a handle that ends the request. onDone may run before that (client-node reports a failed
+   * request before it returns), and aborting after onDone does nothing.
+   */
+  watch(
+    path: string,
+    query: Selectors & { resourceVersion?: string; allowWatchBookmarks: boolean },
+    onEvent: (type: string, object: WatchObject<T>) => void,
+    onDone: (error: unknown) => void,
+  ): Promise<{ abort(): void }>;
+}
+
+/** The transport over a real API server. */
+export function kubeListWatchTransport<T extends KubernetesObject>(kc: KubeConfig): ListWatchTransport<T> {
+  const watch = new Watch(kc);
+  return {
+    list: (path, selectors, signal) => getJson<ListResult<T>>(kc, path, { ...selectors }, signal),
+    watch: (path, query, onEvent, onDone) => watch.watch(path, { ...query }, onEvent, onDone),
+  };
+}

@@ -1,0 +1,178 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { type ActiveRun, readAcceptedReport, readActiveRun } from '../state/khstate.ts';
+import type { RunOutcome } from '../state/outcome.ts';
+import type { KhState } from '../state/resources.ts';
+import { assessRun, isPodTerminal, type RunTimings } from './assess.ts';
+
+/** What stays fixed while one run is waited for. */
+export interface WaitContext {
+  run: ActiveRun;
+  checkName: string;
+  namespace: string;
+  timings: RunTimings;
+}
+
+/** What the wait carries from one observation to the next. */
+export interface WaitMemory {
+  /** The khstate last seen, from the watch or from a fresh read. */
+  state: KhState | null;
+  /** The pod that speaks for the run (pickRunPod), as last seen. */
+  pod: V1Pod | undefined;
+  /** Whether the run's pod ever existed: one that existed and is gone was deleted, not never created. */
+  podSeen: boolean;
+  /** Whether the watch delivered its first consistent view of pods and khstate. */
+  primed: boolean;
+  /** When the current pod was first seen terminal; forgotten when another pod speaks for the run. */
+  terminalSinceMs: number | undefined;
+  /** The pod phase last announced ('' before the first). */
+  lastPhase: string;
+  reportSeen: boolean;
+  /** A final decision was made; later observations decide nothing. */
+  over: boolean;
+}
+
+export type WaitObservation =
+  /** The watch's consistent view of the run's pods and the khstate (null: the watch holds none). */
+  | { kind: 'view'; pods: V1Pod[]; state: KhState | null; nowMs: number }
+  /** A fresh read of the khstate (the lease renewal's); unlike a view's, a null one means it is gone. */
+  | { kind: 'state'; state: KhState | null; nowMs: number }
+  /** Time passed: the moment the last decision asked to be woken at, or earlier. */
+  | { kind: 'tick'; nowMs: number }
+  /** The invocation was cancelled, or the watch failed for good. */
+  | { kind: 'cancelled'; reason: string };
+
+export type WaitDecision =
+  | { kind: 'finish'; outcome: RunOutcome; removePods: boolean; pod: V1Pod | undefined }
+  /** The khstate's active run is no longer this one: someone else closed or took it over. */
+  | { kind: 'lost'; reason: string }
+  | { kind: 'interrupted'; reason: string }
+  /** Nothing is final yet; observe again at untilMs at the latest (a watch event may come sooner). */
+  | { kind: 'wait-until'; untilMs: number }
+  /** The wait was already over before this observation. */
+  | { kind: 'none' };
+
+export interface WaitStep {
+  memory: WaitMemory;
+  decision: WaitDecision;
+  /** Progress to announce, in order: `pod <Phase>` when the pod's phase changes, `report received` once. */
+  phases: string[];
+}
+
+/**
+ * The memory a wait starts with. podExists: the driver created (or found) the pod just before waiting, so a
+ * pod absent from the watch's first view was deleted rather than never created.
+ */
+export function initialWaitMemory(state: KhState | null, podExists: boolean): WaitMemory {
+  return {
+    state,
+    pod: undefined,
+    podSeen: podExists,
+    primed: false,
+    terminalSinceMs: undefined,
+    lastPhase: '',
+    reportSeen: false,
+    over: false,
+  };
+}
+
+/**
+ * The wait as a reducer: from what it remembers and one new observation, the next memory and what to do.
+ * Pure (time comes in the observation), level-based (every observation re-decides from the whole memory),
+ * and final decisions are given once: after finish, lost or interrupted, every observation yields none.
+ */
+export function observeWait(ctx: WaitContext, memory: WaitMemory, o: WaitObservation): WaitStep {
+  if (memory.over) return { memory, decision: { kind: 'none' }, phases: [] };
+  switch (o.kind) {
+    case 'cancelled':
+      return final({ memory, phases: [] }, { kind: 'interrupted', reason: o.reason });
+    case 'view': {
+      const pod = pickRunPod(o.pods, ctx.run.uuid);
+      const samePod = pod?.metadata?.name === memory.pod?.metadata?.name;
+      const next: WaitMemory = {
+        ...memory,
+        pod,
+        podSeen: memory.podSeen || pod !== undefined,
+        primed: true,
+        terminalSinceMs: samePod ? memory.terminalSinceMs : undefined,
+        // A watch that lost sight of the khstate proves nothing; a fresh read ('state') does.
+        state: o.state ?? memory.state,
+      };
+      return decide(ctx, next, o.nowMs);
+    }
+    case 'state':
+      return decide(ctx, { ...memory, state: o.state }, o.nowMs);
+    case 'tick':
+      return decide(ctx, memory, o.nowMs);
+  }
+}
+
+function decide(ctx: WaitContext, memory: WaitMemory, nowMs: number): WaitStep {
+  const { run } = ctx;
+  if (readActiveRun(memory.state)?.uuid !== run.uuid) {
+    return final(
+      { memory, phases: [] },
+      { kind: 'lost', reason: 'the run was closed by another invocation' },
+    );
+  }
+  if (!memory.primed && nowMs < run.deadlineMs) {
+    // Nothing is decided before the first consistent view of pod and khstate; only the deadline stands.
+    return { memory, decision: { kind: 'wait-until', untilMs: run.deadlineMs }, phases: [] };
+  }
+  const noticed = notice(memory, run.uuid, nowMs);
+  const m = noticed.memory;
+  const assessment = assessRun(
+    {
+      run,
+      checkName: ctx.checkName,
+      namespace: ctx.namespace,
+      state: m.state,
+      pod: m.pod,
+      podSeen: m.podSeen,
+      podTerminalSinceMs: m.terminalSinceMs,
+      nowMs,
+    },
+    ctx.timings,
+  );
+  if (assessment.kind === 'finish') {
+    const { outcome, removePods } = assessment;
+    return final(noticed, { kind: 'finish', outcome, removePods, pod: m.pod });
+  }
+  return { ...noticed, decision: { kind: 'wait-until', untilMs: assessment.untilMs } };
+}
+
+/** Remembers when the pod turned terminal, and what to announce: a new pod phase, the report's arrival. */
+function notice(m: WaitMemory, runUuid: string, nowMs: number): Omit<WaitStep, 'decision'> {
+  const phases: string[] = [];
+  const terminalSinceMs = m.terminalSinceMs ?? (m.pod && isPodTerminal(m.pod) ? nowMs : undefined);
+  const phase = phaseOf(m.pod);
+  const lastPhase = phase || m.lastPhase;
+  if (lastPhase !== m.lastPhase) phases.push(`pod ${lastPhase}`);
+  const reportSeen = m.reportSeen || readAcceptedReport(m.state)?.uuid === runUuid;
+  if (reportSeen && !m.reportSeen) phases.push('report received');
+  return { memory: { ...m, terminalSinceMs, lastPhase, reportSeen }, phases };
+}
+
+function final(step: Omit<WaitStep, 'decision'>, decision: WaitDecision): WaitStep {
+  return { memory: { ...step.memory, over: true }, decision, phases: step.phases };
+}
+
+/** The phase to announce: Terminating once deleted, Pending before the kubelet says more; '' for no pod. */
+function phaseOf(pod: V1Pod | undefined): string {
+  if (!pod) return '';
+  return pod.metadata?.deletionTimestamp ? 'Terminating' : (pod.status?.phase ?? 'Pending');
+}
+
+/**
+ * The pod that speaks for the run: a replacement (after adoption) wins over the pod it replaced while that
+ * one is still terminating; among equals, the newest.
+ */
+export function pickRunPod(pods: V1Pod[], runUuid: string): V1Pod | undefined {
+  const ofRun = pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid);
+  const created = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
+  return ofRun.sort(
+    (a, b) =>
+      Number(Boolean(a.metadata?.deletionTimestamp)) - Number(Boolean(b.metadata?.deletionTimestamp)) ||
+      created(b) - created(a),
+  )[0];
+}

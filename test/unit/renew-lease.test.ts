@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { WriteConflict } from '../../lib/kube/errors.ts';
+import { renewLease } from '../../lib/run/renew-lease.ts';
+import { type ActiveRun, ANNOTATION, newKhState, readActiveRun } from '../../lib/state/khstate.ts';
+import type { KhState } from '../../lib/state/resources.ts';
+import { FakeKube } from './fakes/fake-kube.ts';
+
+const NS = 'checks';
+const NAME = 'dns';
+const T0 = 1_700_000_000_000;
+const RUN: ActiveRun = {
+  uuid: '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b',
+  startedAtMs: T0,
+  deadlineMs: T0 + 300_000,
+  pod: 'dns-1700000000',
+  runner: 'runner-old',
+  leaseUntilMs: T0 + 30_000,
+};
+const TARGET = { namespace: NS, checkName: NAME, run: RUN };
+
+function stateWith(run: ActiveRun | null): KhState {
+  const state = newKhState(NAME, NS);
+  state.metadata.annotations = run ? { [ANNOTATION.run]: JSON.stringify(run), 'example.com/keep': 'me' } : {};
+  return state;
+}
+
+const at = (nowMs: number) => ({ nowMs: () => nowMs });
+
+describe('renewLease', () => {
+  it.each([
+    { name: 'now + leaseMs', nowMs: T0 + 15_000, leaseUntilMs: T0 + 45_000 },
+    { name: 'the deadline, when sooner', nowMs: T0 + 290_000, leaseUntilMs: T0 + 300_000 },
+  ])('holds the run for runner until $name, changing nothing else', async ({ nowMs, leaseUntilMs }) => {
+    const kube = new FakeKube();
+    kube.putState(stateWith(RUN));
+    const renewal = await renewLease({ kube, clock: at(nowMs) }, TARGET, {
+      runner: 'runner-a',
+      leaseMs: 30_000,
+    });
+    const stored = kube.state(NS, NAME) ?? null;
+    expect(renewal).toEqual({ kind: 'renewed', state: stored });
+    expect(readActiveRun(stored)).toEqual({ ...RUN, runner: 'runner-a', leaseUntilMs });
+    expect(stored?.metadata.annotations?.['example.com/keep']).toBe('me');
+  });
+
+  it.each([
+    {
+      name: 'another run is active',
+      stored: stateWith({ ...RUN, uuid: '99999999-9999-4999-8999-999999999999' }),
+    },
+    { name: 'no run is active', stored: stateWith(null) },
+    { name: 'the khstate is gone', stored: undefined },
+  ])('writes nothing and says not-ours when $name', async ({ stored }) => {
+    const kube = new FakeKube();
+    if (stored) kube.putState(stored);
+    const renewal = await renewLease({ kube, clock: at(T0) }, TARGET, {
+      runner: 'runner-a',
+      leaseMs: 30_000,
+    });
+    expect(renewal).toEqual({ kind: 'not-ours', state: kube.state(NS, NAME) ?? null });
+    expect(kube.calls.replaceState).toBe(0);
+  });
+
+  it('throws WriteConflict when another write lands between its read and its write', async () => {
+    const kube = new FakeKube();
+    kube.putState(stateWith(RUN));
+    kube.beforeReplace = () => {
+      kube.beforeReplace = undefined;
+      kube.putState({ ...stateWith(RUN), spec: { ...stateWith(RUN).spec, OK: false } });
+    };
+    const renewing = renewLease({ kube, clock: at(T0) }, TARGET, { runner: 'runner-a', leaseMs: 30_000 });
+    await expect(renewing).rejects.toBeInstanceOf(WriteConflict);
+  });
+});
