@@ -148,11 +148,11 @@ export function assessRun(o: RunObservation, timings: RunTimings = DEFAULT_TIMIN
   }
   if (pod) {
     const failure = startFailure(pod);
-    if (failure) return fail(OutcomeKind.Failed, failure, true);
+    if (failure) return fail(OutcomeKind.ExecutionError, failure, true);
     if (isPodTerminal(pod)) {
       const sinceMs = o.podTerminalSinceMs ?? nowMs;
       const graceEndMs = Math.min(sinceMs + timings.lateReportGraceMs, run.deadlineMs);
-      if (nowMs >= graceEndMs) return fail(OutcomeKind.Failed, exitDescription(pod), false);
+      if (nowMs >= graceEndMs) return fail(OutcomeKind.ExecutionError, exitDescription(pod), false);
       return { kind: 'wait', untilMs: graceEndMs };
     }
   }

@@ -33,8 +33,6 @@ type AwaitOptions = {
   runner: string;
   /** Cancels the wait (SIGTERM, the invocation's time budget): the result is then 'interrupted'. */
   signal: AbortSignal;
-  /** Whether the run's pod is known to exist (just created or found); its absence then means deletion. Default true. */
-  podExists?: boolean;
   onPhase?: (phase: string) => void;
 };
 
@@ -105,7 +103,8 @@ function startWaitLoop(deps: AwaitDeps, target: Target, opts: AwaitOptions, stop
     namespace: target.namespace,
     timings: opts.timings,
   };
-  let memory = initialWaitMemory(target.initialState, opts.podExists ?? true);
+  // The driver created or found the run's pod before waiting: its absence from the first view means deletion.
+  let memory = initialWaitMemory(target.initialState, true);
   let cancelTick: CancelScheduled = () => {};
   let settle!: (result: WaitResult) => void;
   const result = new Promise<WaitResult>((resolve) => {

@@ -100,7 +100,6 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
       leaseMs: settings.leaseMs,
       runner: cfg.runner,
       signal: cfg.signal,
-      podExists: true,
       onPhase: (p) => phase(p),
     },
   );

@@ -149,7 +149,7 @@ describe('khrun run, one iteration on the local cluster', () => {
     expect(state?.spec.Errors[0]).toMatch(
       /exited without reporting: container check exited with code 3 \(Error\): cannot reach widget service/,
     );
-    expect(outcomeOf(result).kind).toBe('Failed');
+    expect(outcomeOf(result).kind).toBe('ExecutionError');
   });
 
   it('fails at once when the image cannot be pulled', async () => {
@@ -165,7 +165,7 @@ describe('khrun run, one iteration on the local cluster', () => {
     expect(state?.spec.Errors[0]).toMatch(
       /failed to start: container check: (ErrImagePull|ImagePullBackOff)/,
     );
-    expect(outcomeOf(result).kind).toBe('Failed');
+    expect(outcomeOf(result).kind).toBe('ExecutionError');
     await waitFor<V1Pod, true>(kc, {
       path: `/api/v1/namespaces/${ns}/pods`,
       labelSelector: `${CHECK_NAME_LABEL}=no-image`,

@@ -308,7 +308,7 @@ describe('assessRun: no report', () => {
       kind: 'finish',
       removePods: true,
       outcome: {
-        kind: 'Failed',
+        kind: 'ExecutionError',
         ok: false,
         errors: [`${PREFIX}checker pod ${POD} failed to start: ${text}`],
         node: 'node-1',
@@ -327,7 +327,7 @@ describe('assessRun: no report', () => {
       kind: 'finish',
       removePods: true,
       outcome: {
-        kind: 'Failed',
+        kind: 'ExecutionError',
         errors: [
           `${PREFIX}checker pod ${POD} failed to start: container fetch-config: ImagePullBackOff: Back-off pulling image "busybox:nope"`,
         ],
@@ -408,7 +408,7 @@ describe('assessRun: no report', () => {
       kind: 'finish',
       removePods: false,
       outcome: {
-        kind: 'Failed',
+        kind: 'ExecutionError',
         ok: false,
         errors: [`${PREFIX}checker pod ${POD} exited without reporting: ${text}`],
         node: 'node-9',
@@ -426,7 +426,7 @@ describe('assessRun: no report', () => {
     expect(result).toMatchObject({
       kind: 'finish',
       outcome: {
-        kind: 'Failed',
+        kind: 'ExecutionError',
         errors: [`${PREFIX}checker pod ${POD} ended in phase Failed without reporting`],
       },
     });

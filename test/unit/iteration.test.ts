@@ -350,7 +350,7 @@ describe('runIteration: a run from claim to record', () => {
       kind: 'recorded',
       runUuid: U1,
       adopted: false,
-      outcome: { kind: 'Failed', ok: false, errors: [error], node: '', durationMs: 3_000 },
+      outcome: { kind: 'ExecutionError', ok: false, errors: [error], node: '', durationMs: 3_000 },
     });
     expect(h.kube.removedPods).toEqual([POD1]);
     expect(stateNow(h.kube).spec).toMatchObject({ OK: false, Errors: [error], RunDuration: '3s' });
@@ -702,7 +702,9 @@ describe('runIteration: the run slot', () => {
     expect(closed?.metadata.annotations?.[ANNOTATION.consecutiveFailures]).toBe('3');
     // One write per decision: the stale run's outcome and the new claim land together.
     expect(readActiveRun(closed ?? null)?.uuid).toBe(U1);
-    expect(h.kube.stateHistory.filter((s) => readLastOutcome(s)?.uuid === EARLIER)[0]).toBe(h.kube.stateHistory[1]);
+    expect(h.kube.stateHistory.filter((s) => readLastOutcome(s)?.uuid === EARLIER)[0]).toBe(
+      h.kube.stateHistory[1],
+    );
     expect(h.kube.removedPods).toEqual([stale.pod]);
     expect(readActiveRun(stateNow(h.kube))?.uuid).toBe(U1);
     expect(h.kube.createdPods[0]?.metadata?.labels?.['kuberhealthy-run-id']).toBe(U1);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WriteConflict } from '../../lib/kube/errors.ts';
-import { renewLease } from '../../lib/run/renew-lease.ts';
+import { LEASE_MAX_ATTEMPTS, renewLease } from '../../lib/run/renew-lease.ts';
 import { type ActiveRun, ANNOTATION, newKhState, readActiveRun } from '../../lib/state/khstate.ts';
 import type { KhState } from '../../lib/state/resources.ts';
 import { FakeKube } from './fakes/fake-kube.ts';
@@ -61,14 +60,36 @@ describe('renewLease', () => {
     expect(kube.calls.replaceState).toBe(0);
   });
 
-  it('throws WriteConflict when another write lands between its read and its write', async () => {
+  it('reads again and renews when another write lands between its read and its write, keeping that write', async () => {
     const kube = new FakeKube();
     kube.putState(stateWith(RUN));
     kube.beforeReplace = () => {
       kube.beforeReplace = undefined;
       kube.putState({ ...stateWith(RUN), spec: { ...stateWith(RUN).spec, OK: false } });
     };
+    const renewed = await renewLease({ kube, clock: at(T0) }, TARGET, {
+      runner: 'runner-a',
+      leaseMs: 30_000,
+    });
+    expect(renewed.kind).toBe('renewed');
+    expect(kube.conflicts).toHaveLength(1);
+    expect(kube.stateHistory.at(-1)?.spec.OK).toBe(false);
+  });
+
+  it('gives up with RetriesExhausted, naming the lease writer, when every attempt conflicts', async () => {
+    const kube = new FakeKube();
+    kube.putState(stateWith(RUN));
+    const hammer = () => {
+      kube.putState({ ...stateWith(RUN), spec: { ...stateWith(RUN).spec, OK: false } });
+      kube.beforeReplace = hammer;
+    };
+    kube.beforeReplace = hammer;
     const renewing = renewLease({ kube, clock: at(T0) }, TARGET, { runner: 'runner-a', leaseMs: 30_000 });
-    await expect(renewing).rejects.toBeInstanceOf(WriteConflict);
+    await expect(renewing).rejects.toMatchObject({
+      name: 'RetriesExhausted',
+      writer: 'lease',
+      attempts: LEASE_MAX_ATTEMPTS,
+    });
+    expect(kube.conflicts).toHaveLength(LEASE_MAX_ATTEMPTS);
   });
 });

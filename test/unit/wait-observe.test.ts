@@ -268,7 +268,7 @@ describe('observeWait: what it remembers', () => {
       kind: 'finish',
       removePods: false,
       outcome: {
-        kind: 'Failed',
+        kind: 'ExecutionError',
         errors: [`${PREFIX}checker pod ${POD} exited without reporting: container main exited with code 1`],
       },
     });
