@@ -91,77 +91,92 @@ export function describePodProgress(pod: V1Pod | undefined, podSeen: boolean): s
 
 /**
  * Decides, from one consistent observation, whether the run is over and how. Pure: the driver calls it
- * on every watch event and at the returned time, whichever comes first.
+ * on every watch event and at the returned time, whichever comes first. In order: a report decides; a pod
+ * deleted by someone else ends the run without a result; a pod that cannot start, or ended without a
+ * report, is an execution error; else the deadline.
  */
 export function assessRun(o: RunObservation, timings: RunTimings = DEFAULT_TIMINGS): Assessment {
-  const { run, pod, nowMs } = o;
-  const node = pod?.spec?.nodeName ?? '';
-  const fail = (kind: OutcomeKind, reason: string, removePods: boolean): Assessment => ({
+  return assessReport(o, timings) ?? assessDeletion(o) ?? assessPodFailure(o, timings) ?? assessDeadline(o);
+}
+
+const nodeOf = (o: RunObservation) => o.pod?.spec?.nodeName ?? '';
+const elapsedMs = (o: RunObservation) => Math.max(0, o.nowMs - o.run.startedAtMs);
+
+function fail(o: RunObservation, kind: OutcomeKind, reason: string, removePods: boolean): Assessment {
+  return {
     kind: 'finish',
     removePods,
     outcome: {
       kind,
       ok: false,
       errors: [executionError(o.namespace, o.checkName, reason)],
-      node,
-      durationMs: Math.max(0, nowMs - run.startedAtMs),
+      node: nodeOf(o),
+      durationMs: elapsedMs(o),
     },
-  });
+  };
+}
 
+/** The run's accepted report decides; a pod still running after it gets exitGraceMs to exit by itself. */
+function assessReport(o: RunObservation, timings: RunTimings): Assessment | undefined {
+  const { run, pod, nowMs } = o;
   const report = readAcceptedReport(o.state);
-  if (report && report.uuid === run.uuid) {
-    const outcome: RunOutcome = {
-      kind: report.ok ? OutcomeKind.Succeeded : OutcomeKind.Failed,
-      ok: report.ok,
-      errors: report.errors,
-      node,
-      durationMs: Math.max(0, report.atMs - run.startedAtMs),
-      reportedAtMs: report.atMs,
-    };
-    if (!pod || isPodTerminal(pod)) return { kind: 'finish', outcome, removePods: false };
-    const graceEndMs = report.atMs + timings.exitGraceMs;
-    if (nowMs >= graceEndMs) return { kind: 'finish', outcome, removePods: true };
-    return { kind: 'wait', untilMs: graceEndMs };
-  }
+  if (!report || report.uuid !== run.uuid) return undefined;
+  const outcome: RunOutcome = {
+    kind: report.ok ? OutcomeKind.Succeeded : OutcomeKind.Failed,
+    ok: report.ok,
+    errors: report.errors,
+    node: nodeOf(o),
+    durationMs: Math.max(0, report.atMs - run.startedAtMs),
+    reportedAtMs: report.atMs,
+  };
+  if (!pod || isPodTerminal(pod)) return { kind: 'finish', outcome, removePods: false };
+  const graceEndMs = report.atMs + timings.exitGraceMs;
+  if (nowMs >= graceEndMs) return { kind: 'finish', outcome, removePods: true };
+  return { kind: 'wait', untilMs: graceEndMs };
+}
 
-  // Someone else is deleting the pod (a drain, a person, the khcheck's garbage collection): its exit is the
-  // deletion's doing, not the check's. A report may still land while it terminates; once it has
-  // stopped (or is gone) without one, nothing is recorded.
+/**
+ * Someone else is deleting the pod (a drain, a person, the khcheck's garbage collection): its exit is the
+ * deletion's doing, not the check's. A report may still land while it terminates; once it has stopped (or
+ * is gone) without one, nothing is recorded.
+ */
+function assessDeletion(o: RunObservation): Assessment | undefined {
+  const { pod, run, nowMs } = o;
   const deletedByOthers =
     (!pod && o.podSeen) || (pod?.metadata?.deletionTimestamp !== undefined && isPodTerminal(pod));
   if (pod?.metadata?.deletionTimestamp && !deletedByOthers && nowMs < run.deadlineMs) {
     return { kind: 'wait', untilMs: run.deadlineMs };
   }
-  if (deletedByOthers) {
-    return {
-      kind: 'finish',
-      removePods: false,
-      outcome: {
-        kind: OutcomeKind.Skipped,
-        ok: true,
-        errors: [],
-        node,
-        durationMs: Math.max(0, nowMs - run.startedAtMs),
-        note: 'the checker pod was deleted before it reported; no result recorded, the last result stands',
-      },
-    };
-  }
-  if (pod) {
-    const failure = startFailure(pod);
-    if (failure) return fail(OutcomeKind.ExecutionError, failure, true);
-    if (isPodTerminal(pod)) {
-      const sinceMs = o.podTerminalSinceMs ?? nowMs;
-      const graceEndMs = Math.min(sinceMs + timings.lateReportGraceMs, run.deadlineMs);
-      if (nowMs >= graceEndMs) return fail(OutcomeKind.ExecutionError, exitDescription(pod), false);
-      return { kind: 'wait', untilMs: graceEndMs };
-    }
-  }
-  if (nowMs >= run.deadlineMs) {
-    return fail(
-      OutcomeKind.TimedOut,
-      `timed out waiting for checker pod to report in (${describePodProgress(pod, o.podSeen)})`,
-      true,
-    );
-  }
-  return { kind: 'wait', untilMs: run.deadlineMs };
+  if (!deletedByOthers) return undefined;
+  return {
+    kind: 'finish',
+    removePods: false,
+    outcome: {
+      kind: OutcomeKind.Skipped,
+      ok: true,
+      errors: [],
+      node: nodeOf(o),
+      durationMs: elapsedMs(o),
+      note: 'the checker pod was deleted before it reported; no result recorded, the last result stands',
+    },
+  };
+}
+
+/** A pod that cannot start fails at once; one that ended without a report, after the late-report grace. */
+function assessPodFailure(o: RunObservation, timings: RunTimings): Assessment | undefined {
+  const { pod, run, nowMs } = o;
+  if (!pod) return undefined;
+  const failure = startFailure(pod);
+  if (failure) return fail(o, OutcomeKind.ExecutionError, failure, true);
+  if (!isPodTerminal(pod)) return undefined;
+  const sinceMs = o.podTerminalSinceMs ?? nowMs;
+  const graceEndMs = Math.min(sinceMs + timings.lateReportGraceMs, run.deadlineMs);
+  if (nowMs >= graceEndMs) return fail(o, OutcomeKind.ExecutionError, exitDescription(pod), false);
+  return { kind: 'wait', untilMs: graceEndMs };
+}
+
+function assessDeadline(o: RunObservation): Assessment {
+  if (o.nowMs < o.run.deadlineMs) return { kind: 'wait', untilMs: o.run.deadlineMs };
+  const progress = describePodProgress(o.pod, o.podSeen);
+  return fail(o, OutcomeKind.TimedOut, `timed out waiting for checker pod to report in (${progress})`, true);
 }
