@@ -1,10 +1,10 @@
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CustomObjectsApi, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAcceptedReport, readActiveRun, readLastOutcome } from '../../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
-import { type AuditEvent, auditEvents } from './helpers/audit.ts';
+import { auditEvents } from './helpers/audit.ts';
 import { checkerContainer } from './helpers/checker.ts';
 import { recordFault } from './helpers/fault-table.ts';
 import { recordedOutcomes, stateProblems } from './helpers/invariants.ts';
@@ -16,12 +16,15 @@ import {
   startRunner,
   stopRunner,
 } from './helpers/khrun-process.ts';
+import { accountKhStateWrites, type Invocation, perWriter } from './helpers/write-loops.ts';
 
 // Conflicts: while the runner claims, renews its lease and records, and its report endpoint stores the
 // report, another writer keeps changing the same khstate (an annotation, as `kubectl annotate` would: a
 // patch with no resourceVersion, so every write of the runner made from an older read conflicts). Every
-// report must end up in the khstate, the other writer's last write too, and the retries stay bounded;
-// the conflicts are counted at the API server (its audit log).
+// report must end up in the khstate, the other writer's last write too, and the retries stay bounded.
+// The bound holds per write loop (claim, lease renewal, report, record: each retries on its own), so each
+// write is attributed to its loop: the API server's audit log names it (user agent `khrun/<writer>`), the
+// runner's DEBUG log numbers its attempts, and the two must agree conflict for conflict.
 
 const kc = adminKubeConfig();
 const custom = kc.makeApiClient(CustomObjectsApi);
@@ -30,7 +33,10 @@ const runners: Runner[] = [];
 const NOISE = 'fault.khrun.dev/other-writer';
 const MAX_NOISE_WRITES = 3_000;
 const NOISE_LIMIT_MS = 60_000;
-/** The runner's and the report endpoint's bound on conflicting writes in a row (ITERATION_DEFAULTS). */
+/** The other writer's user agent: its patches are the only khstate writes not made by a loop of khrun. */
+const OTHER_WRITER_AGENT = 'khrun-fault-test/other-writer';
+const otherWriterAgent = setHeaderOptions('User-Agent', OTHER_WRITER_AGENT);
+/** Each write loop's bound on attempts, so on conflicts in a row (ITERATION_DEFAULTS.maxConflictRetries). */
 const MAX_ATTEMPTS = 8;
 
 beforeAll(async () => {
@@ -49,31 +55,23 @@ async function otherWriter(check: string, stop: AbortSignal, pauseMs: number): P
   const until = Date.now() + NOISE_LIMIT_MS;
   let writes = 0;
   while (!stop.aborted && writes < MAX_NOISE_WRITES && Date.now() < until) {
-    await custom.patchNamespacedCustomObject({
-      group: KH_GROUP,
-      version: KH_VERSION,
-      plural: KHSTATE_PLURAL,
-      namespace: ns,
-      name: check,
-      body: [
-        { op: 'add', path: `/metadata/annotations/${NOISE.replace('/', '~1')}`, value: String(writes + 1) },
-      ],
-    });
+    await custom.patchNamespacedCustomObject(
+      {
+        group: KH_GROUP,
+        version: KH_VERSION,
+        plural: KHSTATE_PLURAL,
+        namespace: ns,
+        name: check,
+        body: [
+          { op: 'add', path: `/metadata/annotations/${NOISE.replace('/', '~1')}`, value: String(writes + 1) },
+        ],
+      },
+      otherWriterAgent,
+    );
     writes++;
     if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
   return writes;
-}
-
-/** The longest run of 409s among a khstate's updates, in the order the API server answered them. */
-function longestConflictRun(events: AuditEvent[]): number {
-  let longest = 0;
-  let current = 0;
-  for (const e of [...events].sort((a, b) => a.stageTimestamp.localeCompare(b.stageTimestamp))) {
-    current = e.responseStatus?.code === 409 ? current + 1 : 0;
-    longest = Math.max(longest, current);
-  }
-  return longest;
 }
 
 /** Resolves at an absolute time: a lease's end is written in the khstate, so this is no guess. */
@@ -81,66 +79,102 @@ function until(epochMs: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, epochMs - Date.now()) + 50));
 }
 
+interface Ran {
+  invocation: Invocation;
+  exit: RunnerExit;
+}
+
+/**
+ * One `khrun run` of the check at DEBUG (so every conflict is logged with its writer and attempt), timed
+ * from outside: its requests are the ones the API server received between startedMs and endedMs.
+ */
+async function invoke(check: string, label: string, env: Record<string, string> = {}): Promise<Ran> {
+  const startedMs = Date.now();
+  const runner = startRunner(check, ns, { ...env, POWERTOOLS_LOG_LEVEL: 'DEBUG' });
+  runners.push(runner);
+  const exit = await runner.done;
+  const output = `${exit.stdout}${exit.stderr}`;
+  return { exit, invocation: { label: `${check} ${label}`, check, startedMs, endedMs: Date.now(), output } };
+}
+
 interface Stressed {
   check: string;
-  /** When the stressed invocation started (ISO, comparable with audit timestamps). */
-  from: string;
-  exit: RunnerExit;
+  first: Ran;
+  /** The invocation that ran while the other writer wrote. */
+  stressed: Ran;
   otherWrites: number;
-  /** The exit of the invocation after the writer stopped, when the stressed one could not record. */
-  recovery?: RunnerExit;
+  /** The invocation after the writer stopped, when the stressed one could not record. */
+  recovery?: Ran;
 }
 
 /**
  * Runs each check once quietly (so its khstate exists), then again with the other writer going, and,
  * when that invocation gave up on conflicts (exit 1, run left in the khstate), once more after the
- * writer stopped, as the next CronJob run would.
+ * writer stopped, as the next CronJob run would. The invocations of one check never overlap.
  */
 async function stressed(checks: string[], pauseMs: number): Promise<Stressed[]> {
   return Promise.all(
     checks.map(async (check) => {
       await createCheck(kc, ns, check, { containers: [checkerContainer({ delayMs: 1500 })] });
-      const first = startRunner(check, ns);
-      runners.push(first);
-      expect(resultOf(await first.done)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+      const first = await invoke(check, 'first');
+      expect(resultOf(first.exit)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
 
       const stop = new AbortController();
-      const from = new Date().toISOString();
-      const runner = startRunner(check, ns, { KHRUN_LEASE_SECONDS: '2', POWERTOOLS_LOG_LEVEL: 'DEBUG' });
-      runners.push(runner);
+      const running = invoke(check, 'stressed', { KHRUN_LEASE_SECONDS: '2' });
       const writing = otherWriter(check, stop.signal, pauseMs);
-      const exit = await runner.done;
+      const ran = await running;
       stop.abort();
       const otherWrites = await writing;
-      if (exit.code === 0) return { check, from, exit, otherWrites };
+      if (ran.exit.code === 0) return { check, first, stressed: ran, otherWrites };
       const left = readActiveRun(await readState(kc, ns, check));
       if (left) await until(left.leaseUntilMs);
-      const next = startRunner(check, ns);
-      runners.push(next);
-      return { check, from, exit, otherWrites, recovery: await next.done };
+      return { check, first, stressed: ran, otherWrites, recovery: await invoke(check, 'recovery') };
     }),
   );
 }
 
-/** Checks every run's end state and sums up what the audit log says about the runner's writes. */
+/** The loop a `khrun run` that gave up names in its exit message, e.g. `record`. */
+const GAVE_UP = /khrun: run of \S+ failed: (\S+) of \S+ gave up after (\d+) write conflicts in a row/;
+
+/** The order writers are listed in the table: a run's own order. */
+const WRITER_ORDER = ['claim', 'lease', 'report', 'record', 'release'];
+const writerRank = (w: string) => (WRITER_ORDER.indexOf(w) + 1 || WRITER_ORDER.length + 1) * 1000;
+
+/**
+ * Checks every run's end state, attributes every khstate write to its loop (helpers/write-loops.ts) and
+ * sums up the stressed invocations and their recoveries per writer.
+ */
 async function assess(results: Stressed[]) {
-  const events = (await auditEvents(kc, ns)).filter(
-    (e) => e.objectRef?.resource === KHSTATE_PLURAL && e.verb === 'update',
+  const account = accountKhStateWrites(
+    await auditEvents(kc, ns),
+    results.flatMap((r) =>
+      [r.first, r.stressed, ...(r.recovery ? [r.recovery] : [])].map((x) => x.invocation),
+    ),
+    { namespace: ns, maxAttempts: MAX_ATTEMPTS, testAgents: [OTHER_WRITER_AGENT] },
   );
-  const problems: string[] = [];
-  const sum = { conflicts: 0, updates: 0, longest: 0, reportAttempts: 0, otherWrites: 0, gaveUp: 0, lost: 0 };
-  for (const { check, from, exit, otherWrites, recovery } of results) {
+  const problems = [...account.problems];
+  const sum = { otherWrites: 0, gaveUp: [] as string[], lost: 0, reportAttempts: 0 };
+  const underFire: string[] = [];
+  for (const { check, stressed: ran, otherWrites, recovery } of results) {
     sum.otherWrites += otherWrites;
-    const final = recovery ?? exit;
+    underFire.push(ran.invocation.label, ...(recovery ? [recovery.invocation.label] : []));
+    const final = (recovery ?? ran).exit;
     const result = resultOf(final);
     const state = await readState(kc, ns, check);
     if (recovery) {
-      sum.gaveUp++;
-      // Giving up is allowed only the bounded way: exit 1 after the conflict limit, run left to adopt.
-      if (exit.code !== 1 || !/write conflicts in a row/.test(exit.stdout + exit.stderr))
+      // Giving up is allowed only the bounded way: exit 1 when one loop hit the conflict limit (the
+      // account shows that loop), the run left for the next invocation to adopt.
+      const [, writer = '', attempts] = GAVE_UP.exec(ran.exit.stdout) ?? [];
+      const loops = account.byInvocation.get(ran.invocation.label)?.get(writer)?.loops ?? [];
+      if (ran.exit.code !== 1 || Number(attempts) !== MAX_ATTEMPTS)
         problems.push(
-          `${check}: the stressed run ended with exit ${exit.code}:\n${exit.stderr.slice(-1500)}`,
+          `${check}: the stressed run ended with exit ${ran.exit.code}:\n${ran.exit.stderr.slice(-1500)}`,
         );
+      else if (!loops.some((l) => l.conflicts === MAX_ATTEMPTS && !l.written))
+        problems.push(
+          `${check}: the stressed run says ${writer} gave up, but no ${writer} loop of it hit ${MAX_ATTEMPTS} conflicts`,
+        );
+      else sum.gaveUp.push(writer);
     }
     if (final.code !== 0 || result?.kind !== 'Succeeded') {
       sum.lost++;
@@ -153,38 +187,64 @@ async function assess(results: Stressed[]) {
       problems.push(`${check}: ${recordedOutcomes(state)} outcomes recorded`);
     if (state?.metadata.annotations?.[NOISE] !== String(otherWrites))
       problems.push(`${check}: the other writer's last write (${otherWrites}) is not in the khstate`);
-    const mine = events.filter((e) => e.objectRef?.name === check && e.stageTimestamp >= from);
-    sum.conflicts += mine.filter((e) => e.responseStatus?.code === 409).length;
-    sum.updates += mine.length;
-    sum.longest = Math.max(sum.longest, longestConflictRun(mine));
-    const accepted = logLines(`${exit.stdout}${exit.stderr}`).find((l) => l.message === 'report accepted');
-    sum.reportAttempts = Math.max(sum.reportAttempts, Number(accepted?.attempt ?? 0));
+    // The audit log must hold every request, or the attribution above proves nothing.
+    if (account.testWrites.get(check) !== otherWrites)
+      problems.push(
+        `${check}: the audit log holds ${account.testWrites.get(check) ?? 0} of the other writer's ${otherWrites} patches`,
+      );
+    for (const { exit } of [ran, ...(recovery ? [recovery] : [])]) {
+      const accepted = logLines(`${exit.stdout}${exit.stderr}`).find((l) => l.message === 'report accepted');
+      sum.reportAttempts = Math.max(sum.reportAttempts, Number(accepted?.attempt ?? 0));
+    }
   }
   expect(problems).toEqual([]);
-  expect(sum.conflicts, 'the other writer did make the runner conflict').toBeGreaterThan(0);
-  expect(sum.longest, 'no write retried past its bound').toBeLessThanOrEqual(MAX_ATTEMPTS);
-  return sum;
+  const writers = [...perWriter(account, underFire)].sort(
+    ([a], [b]) => writerRank(a) - writerRank(b) || a.localeCompare(b),
+  );
+  const total = (k: 'writes' | 'conflicts' | 'loops') => writers.reduce((n, [, t]) => n + t[k], 0);
+  const longest = Math.max(0, ...writers.map(([, t]) => t.longest));
+  expect(total('conflicts'), 'the other writer did make the runner conflict').toBeGreaterThan(0);
+  expect(longest, 'no loop retried past its bound').toBeLessThanOrEqual(MAX_ATTEMPTS);
+  expect(sum.reportAttempts, 'the report endpoint stored within its bound').toBeLessThanOrEqual(MAX_ATTEMPTS);
+  return {
+    ...sum,
+    writes: total('writes'),
+    conflicts: total('conflicts'),
+    loops: total('loops'),
+    longest,
+    longestBy: writers.filter(([, t]) => t.longest === longest).map(([w]) => w),
+    perWriter: writers.map(([w, t]) => `${w} ${t.conflicts}/${t.writes}`).join(', '),
+  };
+}
+
+/** What the runner's writes in a row show, for the table: counted per loop, attributed by the audit log. */
+function attributedWrites(s: Awaited<ReturnType<typeof assess>>): string {
+  return `${s.conflicts} of the runner's ${s.writes} khstate writes conflicted (409) and were retried, in ${s.loops} write loops (conflicts/writes per loop kind: ${s.perWriter}; each write attributed to its loop by its user agent in the audit log, each 409 matched to an attempt the runner logged); at most ${s.longest} conflicts in a row within one loop (${s.longestBy.join(', ')}; bound: ${MAX_ATTEMPTS} attempts per loop)`;
 }
 
 describe('another writer on the khstate while the runner and the report endpoint write', () => {
   it('a busy writer (one patch every 50 ms per khstate): every run records its report, nothing lost', async () => {
     const s = await assess(await stressed(['busy-a', 'busy-b', 'busy-c', 'busy-d'], 50));
-    expect(s.gaveUp).toBe(0);
+    expect(s.gaveUp).toEqual([]);
     await recordFault({
       fault: 'conflicts: another writer patches each khstate every 50 ms during the runs (4 checks at once)',
       runs: 4,
-      outcome: `${s.otherWrites} other writes; ${s.conflicts} of the runner's and endpoint's ${s.updates} khstate updates conflicted (409) and were retried, at most ${s.longest} in a row (bound ${MAX_ATTEMPTS}), the report stored at attempt ≤ ${s.reportAttempts}; every report recorded by its run, the other writer's last write kept`,
+      outcome: `${s.otherWrites} other writes; ${attributedWrites(s)}; the report stored at attempt ≤ ${s.reportAttempts}; every report recorded by its run, the other writer's last write kept`,
       lost: s.lost,
     });
   }, 180_000);
 
   it('a hammering writer (patches back to back): retries stay bounded, and nothing is lost', async () => {
     const s = await assess(await stressed(['hammer-a', 'hammer-b', 'hammer-c', 'hammer-d'], 0));
+    const gaveUp =
+      s.gaveUp.length === 0
+        ? 'all 4 runs recorded under fire'
+        : `${4 - s.gaveUp.length} runs recorded under fire, ${s.gaveUp.length} gave up when one loop hit ${MAX_ATTEMPTS} conflicts in a row (${s.gaveUp.join(', ')}; exit 1, run left in the khstate) and the next invocation recorded it`;
     await recordFault({
       fault:
         'conflicts: another writer patches each khstate back to back, as fast as the API answers (4 checks at once)',
       runs: 4,
-      outcome: `${s.otherWrites} other writes; ${s.conflicts} of ${s.updates} khstate updates conflicted, at most ${s.longest} in a row (bound ${MAX_ATTEMPTS}); ${s.gaveUp === 0 ? 'all 4 runs recorded under fire' : `${4 - s.gaveUp} runs recorded under fire, ${s.gaveUp} gave up after ${MAX_ATTEMPTS} conflicts in a row (exit 1, run left in the khstate) and the next invocation recorded it`}; every report kept, the other writer's last write kept`,
+      outcome: `${s.otherWrites} other writes; ${attributedWrites(s)}; ${gaveUp}; every report kept, the other writer's last write kept`,
       lost: s.lost,
     });
   }, 180_000);

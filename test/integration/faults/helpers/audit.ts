@@ -9,8 +9,13 @@ export interface AuditEvent {
   verb: string;
   objectRef?: { resource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
+  /** When the request arrived (RFC 3339, microseconds); a request is part of the process that was up then. */
+  requestReceivedTimestamp: string;
   stageTimestamp: string;
   requestURI: string;
+  /** The request's User-Agent header as sent: khrun's khstate writes say `khrun/<writer>`. */
+  userAgent?: string;
+  user?: { username?: string };
 }
 
 /**
