@@ -11,6 +11,8 @@ import { logLines } from './khrun-process.ts';
 
 const RUNNER_AGENT = /^khrun\/([a-z][a-z-]*)$/;
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+/** An overloaded or unavailable API server's answers (isTransientApiError): they end a loop, not a bug. */
+const TRANSIENT = new Set([429, 500, 502, 503, 504]);
 /** The line updateWithRetry logs at DEBUG for each conflict: writer, attempt (from 1), target. */
 export const CONFLICT_MESSAGE = 'write conflicted; reading again';
 
@@ -151,7 +153,8 @@ export function accountKhStateWrites(
 /**
  * One writer's answers in arrival order, cut into loops: a logged attempt 1 starts a loop, attempt n
  * continues the loop that had n - 1 conflicts, a write that landed ends the loop (or is a loop of its own
- * when the one before had given up). Anything else is reported through problem.
+ * when the one before had given up), a transient failure ends it unwritten. Anything else is reported
+ * through problem.
  */
 function splitLoops(
   stream: AuditEvent[],
@@ -185,6 +188,10 @@ function splitLoops(
         close();
         open = { conflicts: 0, written: true };
       }
+      close();
+    } else if (TRANSIENT.has(code)) {
+      // The loop throws it at once; the caller's own retry (the report endpoint, the lease keeper)
+      // starts a new loop, whose attempts count from 1 again.
       close();
     } else {
       problem(`neither written nor a conflict: ${describe(e)}`);
