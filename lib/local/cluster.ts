@@ -7,6 +7,8 @@ import { type BinaryOptions, resolveBinaries } from './binaries.ts';
 import { type ControlPlane, startControlPlane } from './control-plane.ts';
 import { installCrds } from './crds.ts';
 import { acquireInstanceLock, killIfAlive } from './instance-lock.ts';
+import { type ImageMapEntry, loadImageMapFile } from './kubelet/image-map.ts';
+import { khrunImageEntry } from './kubelet/khrun-image.ts';
 import { type ProcessKubelet, startProcessKubelet } from './kubelet/kubelet.ts';
 import type { KubeletLog } from './kubelet/pod-worker.ts';
 import {
@@ -32,6 +34,15 @@ export interface LocalClusterOptions extends Omit<BinaryOptions, 'signal'> {
   slot?: number;
   /** Node packages pods find as if their image shipped them (NODE_PATH); khrun's node_modules by default. */
   imageNodePath?: string;
+  /**
+   * What containers without `command` run (lib/local/kubelet/image-map.ts): these entries first, then
+   * those of imageMapFile, then khrun's own image (`khrun`, any tag: the local build of its ENTRYPOINT).
+   */
+  imageMap?: ImageMapEntry[];
+  /** An image-map file (YAML or JSON), `khrun local up --image-map FILE`. */
+  imageMapFile?: string;
+  /** The directory that stands for the khrun image's /app/dist (default <repo>/dist, `npm run build`). */
+  khrunDistDir?: string;
   /** Receives the process kubelet's structured events (default: a log file in the cluster dir). */
   kubeletLog?: KubeletLog;
   signal?: AbortSignal;
@@ -58,6 +69,13 @@ export interface LocalCluster {
  */
 export async function startLocalCluster(opts: LocalClusterOptions): Promise<LocalCluster> {
   const progress = opts.onProgress ?? (() => {});
+  // Read first: a bad image-map file fails before anything is started.
+  const root = join(opts.buildDir, '..', '..');
+  const imageMap = [
+    ...(opts.imageMap ?? []),
+    ...(opts.imageMapFile ? await loadImageMapFile(opts.imageMapFile) : []),
+    await khrunImageEntry({ root, distDir: opts.khrunDistDir }),
+  ];
   const binaries = await resolveBinaries(opts);
   for (const notice of binaries.notices) progress(notice);
 
@@ -108,7 +126,8 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
       stateDir: join(dir, 'kubelet'),
       network,
       podIpRange: network.podIpRange,
-      imageNodePath: opts.imageNodePath ?? join(opts.buildDir, '..', '..', 'node_modules'),
+      imageNodePath: opts.imageNodePath ?? join(root, 'node_modules'),
+      imageMap,
       ...(opts.kubeletLog ? { log: opts.kubeletLog } : {}),
     });
     cleanups.push(() => kubelet.stop());

@@ -9,6 +9,11 @@ export interface LocalUpOptions {
   root: string;
   cacheDir: string;
   kubebuilderAssets?: string;
+  /**
+   * `--image-map FILE`: what containers without `command` run on the process kubelet (the format is in
+   * lib/local/kubelet/image-map.ts); khrun's own image is built in.
+   */
+  imageMapFile?: string;
   signal: AbortSignal;
   write: (line: string) => void;
 }
@@ -21,6 +26,7 @@ export async function localUpCommand(opts: LocalUpOptions): Promise<number> {
     cacheDir: opts.cacheDir,
     buildDir: join(opts.root, 'infra/build'),
     crdDir: join(opts.root, 'infra/crds'),
+    imageMapFile: opts.imageMapFile,
     // Slot 0, always: a second `local up` must fail clearly.
     slot: 0,
     onProgress: (line) => process.stderr.write(`${line}\n`),

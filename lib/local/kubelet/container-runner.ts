@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { abortableDelay } from '../../core/abort.ts';
@@ -14,6 +14,7 @@ import {
 } from './container-process.ts';
 import { type EnvObjects, podHostname, referencedEnvObjects, resolveContainerEnv } from './env.ts';
 import type { HostMountPoints } from './host-paths.ts';
+import { containerArgv, type ImageMap } from './image-map.ts';
 import { checkImage, imagePullBackOffMessage } from './images.ts';
 import { readTail, terminationMessage } from './logs.ts';
 import type { RestartBackoff } from './restart.ts';
@@ -29,6 +30,8 @@ export interface RunnerContext {
   hostIp: string;
   apiServer: { host: string; port: number };
   imageNodePath?: string;
+  /** What a container without `command` runs (its image's ENTRYPOINT/CMD); see image-map.ts. */
+  imageMap: ImageMap;
   api: KubeletApi;
   tools: Tools;
   hostPaths: HostMountPoints;
@@ -62,8 +65,8 @@ const untilAborted = (signal: AbortSignal) =>
 const waitOrStop = (ms: number, signal: AbortSignal) => abortableDelay(ms, signal).catch(() => undefined);
 
 /**
- * Runs a container once: "pulls" its image (images.ts conventions), resolves its env, starts its
- * command as a process and waits for it to exit. Problems before the start keep the record waiting
+ * Runs a container once: "pulls" its image (images.ts conventions), resolves its command (its own, else
+ * its image's from the image map) and env, starts it as a process and waits for it to exit. Problems before the start keep the record waiting
  * with the kubelet's reason (ErrImagePull/ImagePullBackOff, InvalidImageName, CreateContainerError,
  * CreateContainerConfigError) and are retried with back-off when they can change. Resolves with the
  * terminated state, or undefined when the pod stopped before the container ran.
@@ -97,12 +100,9 @@ export async function runContainerOnce(
       continue;
     }
     record.imageID = image.imageID;
-    if (!spec.command || spec.command.length === 0) {
-      setWaiting(
-        'CreateContainerError',
-        "no command specified: the khrun process kubelet runs a container's command and args as a local process " +
-          "and cannot run the image's entrypoint; set command",
-      );
+    const command = containerArgv(spec, ctx.imageMap);
+    if (!command.ok) {
+      setWaiting('CreateContainerError', command.message);
       await untilAborted(ctx.signal);
       return undefined;
     }
@@ -113,7 +113,7 @@ export async function runContainerOnce(
       configDelayMs = Math.min(configDelayMs * 2, ctx.backoff.maxMs);
       continue;
     }
-    return start(ctx, spec, record, env.env);
+    return start(ctx, spec, record, { argv: command.argv, requires: command.requires, env: env.env });
   }
   return undefined;
 }
@@ -164,7 +164,11 @@ async function start(
   ctx: RunnerContext,
   spec: V1Container,
   record: ContainerRecord,
-  env: Array<[string, string]>,
+  launch: {
+    argv: string[];
+    requires: ReadonlyArray<{ path: string; message: string }>;
+    env: Array<[string, string]>;
+  },
 ): Promise<Terminated> {
   const pod = ctx.pod();
   const logFile = containerLogPath(ctx.podDir, spec.name, record.restartCount);
@@ -176,12 +180,15 @@ async function start(
     await mkdir(join(ctx.podDir, 'containers', spec.name), { recursive: true });
     await mkdir(join(ctx.podDir, 'cwd'), { recursive: true });
     await writeFile(messageFile, '');
+    // A file the image's command needs (khrun's bundle) fails the start as a missing binary would.
+    for (const need of launch.requires)
+      await access(need.path).catch(() => Promise.reject(new Error(need.message)));
     proc = await spawnContainer(
       {
         netns: ctx.sandbox.netns,
         hostname: podHostname(pod),
-        argv: [...(spec.command ?? []), ...(spec.args ?? [])],
-        env,
+        argv: launch.argv,
+        env: launch.env,
         workingDir: spec.workingDir || join(ctx.podDir, 'cwd'),
         mounts: planMounts(spec, ctx.volumes, messageFile),
         logFile,

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Image conventions of the process kubelet. No image is ever pulled or run: a container is its
- * `command` + `args`, executed as a local process. The image reference only decides these outcomes:
+ * Image conventions of the process kubelet. No image is ever pulled or unpacked: a container is its
+ * `command` + `args` executed as a local process, or, without `command`, what the image map says its
+ * image's ENTRYPOINT/CMD are (image-map.ts; khrun's own image is built in, khrun-image.ts). The image
+ * reference decides these outcomes:
  *
  * - An invalid reference (uppercase letters in the repository, spaces, an empty name, a malformed tag
  *   or digest) gives the waiting reason `InvalidImageName`, as the kubelet does; it is never retried.
@@ -14,9 +16,8 @@ import { createHash } from 'node:crypto';
  *
  * A crash or a hang needs no convention: they are commands (`sh -c 'exit 3'`, `sleep 3600`).
  *
- * Because the image is never run, its ENTRYPOINT/CMD are unknown: a container without `command` waits
- * with `CreateContainerError` ("no command specified", what containerd reports for an image without
- * one). References are checked the way the kubelet's docker normalisation does: a first path component
+ * A container without `command` whose image is not in the map waits with `CreateContainerError` ("no
+ * command specified", what containerd reports for an image without an entrypoint). References are checked the way the kubelet's docker normalisation does: a first path component
  * with a dot, a colon or uppercase letters is a registry host (`UPPER/app` is valid, `Upper` is not).
  */
 export type ImageCheck =

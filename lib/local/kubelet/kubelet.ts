@@ -9,6 +9,7 @@ import type { PodNetwork } from '../pod-network.ts';
 import { kubeletApi } from './api.ts';
 import type { Tools } from './container-process.ts';
 import { HostMountPoints } from './host-paths.ts';
+import type { ImageMap } from './image-map.ts';
 import { IpPool, type IpRange } from './ip-pool.ts';
 import { renewNodeLease } from './lease.ts';
 import { type LogLookup, selfSignedCert, startLogServer } from './log-server.ts';
@@ -49,6 +50,8 @@ export interface ProcessKubeletOptions {
   apiServer: { host: string; port: number };
   /** Appended to every container's NODE_PATH, standing in for packages an image would ship. */
   imageNodePath?: string;
+  /** What containers without `command` run, standing in for their images' ENTRYPOINT/CMD (image-map.ts). */
+  imageMap?: ImageMap;
   stateDir: string;
   /** The pod network (bridge, namespaces) of this cluster's slot. */
   network: PodNetwork;
@@ -194,6 +197,7 @@ export async function startProcessKubelet(opts: ProcessKubeletOptions): Promise<
       hostIp: opts.hostIp,
       apiServer: opts.apiServer,
       imageNodePath: opts.imageNodePath,
+      imageMap: opts.imageMap ?? [],
       podsDir,
       tools,
       hostPaths,

@@ -9,6 +9,7 @@ import { runContainers } from './container-loop.ts';
 import type { ContainerProcess, Tools } from './container-process.ts';
 import { containerLogPath, type RunnerContext } from './container-runner.ts';
 import type { HostMountPoints } from './host-paths.ts';
+import type { ImageMap } from './image-map.ts';
 import type { IpPool } from './ip-pool.ts';
 import { createSandbox, retryUntilStopped } from './pod-setup.ts';
 import type { RestartBackoff } from './restart.ts';
@@ -26,6 +27,7 @@ export interface PodWorkerDeps {
   hostIp: string;
   apiServer: { host: string; port: number };
   imageNodePath?: string;
+  imageMap: ImageMap;
   podsDir: string;
   tools: Tools;
   hostPaths: HostMountPoints;
@@ -224,6 +226,7 @@ export class PodWorker {
       hostIp: this.deps.hostIp,
       apiServer: this.deps.apiServer,
       imageNodePath: this.deps.imageNodePath,
+      imageMap: this.deps.imageMap,
       api: this.deps.api,
       tools: this.deps.tools,
       hostPaths: this.deps.hostPaths,
