@@ -154,20 +154,69 @@ function kubeVersionLdflags(version: string): string {
  */
 export async function resolveKubectl(opts: Omit<BinaryOptions, 'kubebuilderAssets'>): Promise<string> {
   const versions = await pinnedVersions(opts.buildDir);
-  const dir = join(opts.cacheDir, 'bin', `kubernetes-${versions.kubernetes}`);
-  const target = join(dir, 'kubectl');
+  return cachedBuild(opts, {
+    dir: join(opts.cacheDir, 'bin', `kubernetes-${versions.kubernetes}`),
+    command: 'kubectl',
+    module: 'kubernetes',
+    pkg: 'k8s.io/kubernetes/cmd/kubectl',
+    ldflags: kubeVersionLdflags(versions.kubernetes),
+  });
+}
+
+/** The helm version pinned by infra/build/helm/go.mod, and the client-go version it builds with. */
+export async function pinnedHelmVersion(buildDir: string): Promise<{ helm: string; clientGo: string }> {
+  const mod = await readFile(join(buildDir, 'helm', 'go.mod'), 'utf8');
+  const helm = /^(?:require\s+|\s+)helm\.sh\/helm\/v3 (v\S+)/m.exec(mod)?.[1];
+  const clientGo = /^(?:require\s+|\s+)k8s\.io\/client-go (v\S+)/m.exec(mod)?.[1];
+  if (!helm || !clientGo)
+    throw new Error(`could not read the pinned helm version from ${buildDir}/helm/go.mod`);
+  return { helm, clientGo };
+}
+
+/**
+ * A helm of the pinned version (for linting, rendering and installing infra/helm/khrun in tests), cached
+ * in `<cacheDir>/bin/helm-<version>/helm`, built from the wrapper module infra/build/helm the first time.
+ */
+export async function resolveHelm(opts: Omit<BinaryOptions, 'kubebuilderAssets'>): Promise<string> {
+  const { helm: version, clientGo } = await pinnedHelmVersion(opts.buildDir);
+  // Upstream's Makefile stamps these: `helm version` reports the real version, and `helm template` and
+  // `helm lint` assume the Kubernetes version of the client-go they are built with (v0.37.x → 1.37), not
+  // the fallback 1.20, which a chart's kubeVersion constraint would reject.
+  const minor = clientGo.split('.')[1] ?? '';
+  const ldflags = ['-s', '-w'];
+  const stamp = 'helm.sh/helm/v3/internal/version';
+  ldflags.push(`-X ${stamp}.version=${version}`, `-X ${stamp}.metadata=`, `-X ${stamp}.gitTreeState=clean`);
+  for (const pkg of ['helm.sh/helm/v3/pkg/lint/rules', 'helm.sh/helm/v3/pkg/chartutil'])
+    ldflags.push(`-X ${pkg}.k8sVersionMajor=1`, `-X ${pkg}.k8sVersionMinor=${minor}`);
+  return cachedBuild(opts, {
+    dir: join(opts.cacheDir, 'bin', `helm-${version}`),
+    command: 'helm',
+    module: 'helm',
+    pkg: 'helm.sh/helm/v3/cmd/helm',
+    ldflags: ldflags.join(' '),
+  });
+}
+
+/** The cached binary, else `go build` of it into the cache (renamed into place only once complete). */
+async function cachedBuild(
+  opts: Omit<BinaryOptions, 'kubebuilderAssets'>,
+  tool: { dir: string; command: string; module: string; pkg: string; ldflags: string },
+): Promise<string> {
+  const target = join(tool.dir, tool.command);
   if (await isExecutable(target)) return target;
-  if (!(await goVersion())) throw new Error(`kubectl is not in ${dir} and Go is not installed to build it`);
-  await mkdir(dir, { recursive: true });
+  if (!(await goVersion()))
+    throw new Error(`${tool.command} is not in ${tool.dir} and Go is not installed to build it`);
+  await mkdir(tool.dir, { recursive: true });
   const partial = `${target}.partial-${process.pid}`;
-  (opts.onProgress ?? (() => {}))('building kubectl from the Go module proxy (first time only)');
+  const progress = opts.onProgress ?? (() => {});
+  progress(`building ${tool.command} from the Go module proxy (first time only)`);
   try {
     await goBuild({
-      moduleDir: join(opts.buildDir, 'kubernetes'),
-      pkg: 'k8s.io/kubernetes/cmd/kubectl',
+      moduleDir: join(opts.buildDir, tool.module),
+      pkg: tool.pkg,
       output: partial,
-      ldflags: kubeVersionLdflags(versions.kubernetes),
-      onProgress: opts.onProgress ?? (() => {}),
+      ldflags: tool.ldflags,
+      onProgress: progress,
       signal: opts.signal,
     });
     await rename(partial, target);
