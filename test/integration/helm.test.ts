@@ -1,0 +1,335 @@
+import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  ApiextensionsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  type KubernetesObject,
+  RbacAuthorizationV1Api,
+  type V1Job,
+} from '@kubernetes/client-node';
+import { dump, loadAll } from 'js-yaml';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CHART_DIR, DEPLOY_NAMESPACE, helmTemplate, staleFiles } from '../../infra/helm/render-deploy.ts';
+import { isNotFound } from '../../lib/kube/errors.ts';
+import { resolveHelm } from '../../lib/local/binaries.ts';
+import { readDispatchClaim, readLastOutcome } from '../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
+import { adminKubeConfig, dropNamespace, uniqueName, waitFor } from './helpers/cluster.ts';
+import { buildTestBundles, kubectl } from './helpers/deploy.ts';
+import { createCheck, repoRoot } from './helpers/khrun.ts';
+
+// The Helm chart (infra/helm/khrun) with a real helm (v3.22.0, built from the Go module proxy through
+// infra/build/helm and cached like kubectl): lint, the kustomization rendered from it, the chart and the
+// kustomization compared object by object, and an install on the local cluster that records a check
+// through the tick → Job → runner path, then an uninstall that removes what the chart made.
+
+const run = promisify(execFile);
+const kc = adminKubeConfig();
+let helmBin: string;
+
+async function helm(args: string[]): Promise<string> {
+  try {
+    const { stdout, stderr } = await run(helmBin, [...args, `--kubeconfig=${inject('kubeconfigPath')}`], {
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return stdout + stderr;
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(`helm ${args.join(' ')} failed: ${e.stdout ?? ''}${e.stderr || e.message}`);
+  }
+}
+
+const chart = join(repoRoot, CHART_DIR);
+
+beforeAll(async () => {
+  // Built here, not in the global setup, so only runs that test the chart pay for it: about 3 minutes on
+  // 2 idle cores the first time (8 minutes measured while kube-apiserver was building beside it).
+  const startedMs = Date.now();
+  helmBin = await resolveHelm({
+    cacheDir:
+      process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun'),
+    buildDir: join(repoRoot, 'infra/build'),
+    onProgress: (line) => console.log(`[helm] ${line}`),
+  });
+  console.log(`[helm] ${helmBin} ready in ${Math.round((Date.now() - startedMs) / 1000)}s`);
+  await buildTestBundles();
+}, 1_200_000);
+
+/**
+ * The objects of a multi-document YAML stream, as plain data (js-yaml, client-node's own parser, without
+ * its conversion to typed models, which would drop fields it does not know and so hide a difference).
+ */
+function objectsOf(yaml: string): KubernetesObject[] {
+  return (loadAll(yaml) as Array<KubernetesObject | null>).filter((doc): doc is KubernetesObject =>
+    Boolean(doc?.kind),
+  );
+}
+
+/** Objects keyed by kind/namespace/name, for comparing renderings. */
+function byKey(yaml: string): Map<string, KubernetesObject> {
+  return new Map(
+    objectsOf(yaml).map((o) => [`${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`, o]),
+  );
+}
+
+describe('the chart', () => {
+  it('helm lint --strict finds nothing for the defaults and every option', async () => {
+    const cases = [
+      [],
+      ['--set', 'mode=sync'],
+      ['--set', 'server.enabled=true', '--set', 'createNamespace=true'],
+      [
+        '--set',
+        'namespaces={team-a,team-b}',
+        '--set',
+        'image.repository=ghcr.io/acme/khrun,image.tag=1.2.3,image.pullPolicy=Always',
+        '--set',
+        'imagePullSecrets[0].name=regcred,nodeSelector.pool=system',
+        '--set',
+        'tolerations[0].key=dedicated,tolerations[0].operator=Exists',
+        '--set',
+        'runner.extraEnv[0].name=KH_EXTERNAL_REPORTING_URL,runner.extraEnv[0].value=http://x',
+      ],
+    ];
+    for (const args of cases) {
+      const out = await helm(['lint', chart, '--strict', ...args]);
+      expect(out, args.join(' ')).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+      expect(out, args.join(' ')).not.toMatch(/\[(WARNING|ERROR)\]/);
+    }
+  });
+
+  it('the values schema rejects what the chart cannot render', async () => {
+    await expect(helm(['lint', chart, '--set', 'mode=cron'])).rejects.toThrow(
+      /at '\/mode': value must be one of 'tick', 'sync'/,
+    );
+    await expect(helm(['lint', chart, '--set', 'namespaces={Not_A_Namespace}'])).rejects.toThrow(
+      /namespaces/,
+    );
+    await expect(helm(['lint', chart, '--set', 'tick.resource.cpu=1'])).rejects.toThrow(/resource/);
+  });
+
+  it("infra/deploy's resource files and the chart's CRDs are what the chart and infra/crds make them", async () => {
+    // One source: the templates. A file edited by hand instead of its template fails here.
+    expect(await staleFiles(helmBin, repoRoot), 'run: npx tsx infra/helm/render-deploy.ts').toEqual([]);
+  });
+
+  it.each([
+    { components: [], set: [] },
+    { components: ['serve'], set: ['server.enabled=true'] },
+    { components: ['sync'], set: ['mode=sync'] },
+    { components: ['serve', 'sync'], set: ['server.enabled=true', 'mode=sync'] },
+  ])(
+    'kubectl kustomize with components $components = helm template with $set, object by object',
+    async ({ components, set }) => {
+      const dir = join(repoRoot, '.khrun/test-overlays', `helm-${components.join('-') || 'base'}`);
+      await mkdir(dir, { recursive: true });
+      const rel = (p: string) => relative(dir, join(repoRoot, p));
+      await writeFile(
+        join(dir, 'kustomization.yaml'),
+        [
+          'apiVersion: kustomize.config.k8s.io/v1beta1',
+          'kind: Kustomization',
+          'resources:',
+          `  - ${rel('infra/deploy')}`,
+          ...(components.length
+            ? ['components:', ...components.map((c) => `  - ${rel(`infra/deploy/components/${c}`)}`)]
+            : []),
+          '',
+        ].join('\n'),
+      );
+      const kustomized = byKey(await kubectl(['kustomize', dir]));
+      // The kustomization also makes the namespace and installs the CRDs (Helm: crds/, --create-namespace).
+      const helmed = byKey(
+        await helmTemplate(helmBin, repoRoot, {
+          set: ['createNamespace=true', ...set],
+          namespace: DEPLOY_NAMESPACE,
+        }).then(async (templates) => `${templates}\n---\n${await crdsOfChart()}`),
+      );
+      expect([...helmed.keys()].sort()).toEqual([...kustomized.keys()].sort());
+      for (const [key, object] of kustomized) expect(helmed.get(key), key).toEqual(object);
+      // Each mode has exactly its scheduler.
+      expect(kustomized.has('CronJob/kuberhealthy/khrun-tick')).toBe(!components.includes('sync'));
+      expect(kustomized.has('CronJob/kuberhealthy/khrun-sync')).toBe(components.includes('sync'));
+    },
+  );
+
+  it('applies its values: release namespace, image, scope, resources, env, placement, replicas', async () => {
+    const objects = byKey(
+      await helmTemplate(helmBin, repoRoot, {
+        namespace: 'monitoring',
+        set: [
+          'server.enabled=true',
+          'server.replicas=3',
+          'image.repository=ghcr.io/acme/khrun,image.tag=1.2.3,image.pullPolicy=Always',
+          'namespaces={team-a,team-b}',
+          'tick.resources.requests.cpu=100m',
+          'tick.extraEnv[0].name=KHRUN_FIRST_RUN_JITTER,tick.extraEnv[0].value=0s',
+          'nodeSelector.pool=system',
+        ],
+      }),
+    );
+    for (const [key, object] of objects) {
+      if (key.startsWith('Cluster')) continue;
+      expect(object.metadata?.namespace, key).toBe('monitoring');
+    }
+    const binding = objects.get('ClusterRoleBinding//khrun-runner') as { subjects: unknown[] };
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'khrun-runner', namespace: 'monitoring' },
+    ]);
+    const cron = objects.get('CronJob/monitoring/khrun-tick') as {
+      spec: { jobTemplate: { spec: { template: { spec: Record<string, unknown> } } } };
+    };
+    const tickPod = cron.spec.jobTemplate.spec.template.spec as {
+      nodeSelector: unknown;
+      containers: Array<{ image: string; imagePullPolicy: string; env: unknown[]; resources: unknown }>;
+    };
+    expect(tickPod.nodeSelector).toEqual({ pool: 'system' });
+    expect(tickPod.containers[0]).toMatchObject({
+      image: 'ghcr.io/acme/khrun:1.2.3',
+      imagePullPolicy: 'Always',
+      resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '192Mi' } },
+    });
+    expect(tickPod.containers[0]?.env).toEqual(
+      expect.arrayContaining([
+        { name: 'KHRUN_NAMESPACES', value: 'team-a,team-b' },
+        { name: 'KHRUN_FIRST_RUN_JITTER', value: '0s' },
+      ]),
+    );
+    const deployment = objects.get('Deployment/monitoring/kuberhealthy') as {
+      spec: { replicas: number; template: { spec: { containers: Array<{ env: unknown[] }> } } };
+    };
+    expect(deployment.spec.replicas).toBe(3);
+    expect(deployment.spec.template.spec.containers[0]?.env).toContainEqual({
+      name: 'KHRUN_NAMESPACES',
+      value: 'team-a,team-b',
+    });
+  });
+});
+
+/** The chart's crds/ as `helm template --include-crds` renders them (without the templates). */
+async function crdsOfChart(): Promise<string> {
+  const { stdout } = await run(helmBin, [
+    'template',
+    'khrun',
+    chart,
+    '--include-crds',
+    '-n',
+    DEPLOY_NAMESPACE,
+  ]);
+  return objectsOf(stdout)
+    .filter((o) => o.kind === 'CustomResourceDefinition')
+    .map((o) => dump(o))
+    .join('\n---\n');
+}
+
+describe('helm install on the local cluster', () => {
+  const release = 'khrun';
+  let ns: string;
+  beforeAll(() => {
+    ns = uniqueName('helm');
+  });
+  afterAll(async () => {
+    await helm(['uninstall', release, '-n', ns, '--ignore-not-found']).catch(() => undefined);
+    await dropNamespace(kc, ns);
+  });
+
+  it('installs, records a check through the tick → Job → runner path, and uninstalls cleanly', async () => {
+    // --take-ownership: the suite may have applied infra/deploy before, whose cluster-wide objects
+    // (ClusterRoles, bindings) have the chart's names; a user moving from the kustomization does the same.
+    const installed = await helm([
+      'install',
+      release,
+      chart,
+      '--namespace',
+      ns,
+      '--create-namespace',
+      '--take-ownership',
+      '--set',
+      `namespaces={${ns}}`,
+      '--set',
+      'tick.extraEnv[0].name=KHRUN_FIRST_RUN_JITTER,tick.extraEnv[0].value=0s',
+      '--wait',
+      '--timeout',
+      '2m',
+    ]);
+    expect(installed).toMatch(/STATUS: deployed/);
+    expect(await helm(['list', '-n', ns, '-q'])).toBe(`${release}\n`);
+
+    // A check whose image's entrypoint is node (mapped by the global setup): args only, as a user writes it.
+    await createCheck(kc, ns, 'helm-check', {
+      containers: [
+        {
+          name: 'check',
+          image: 'node:20-alpine',
+          args: [
+            '-e',
+            "fetch(process.env.KH_REPORTING_URL, { method: 'POST', headers: { 'kh-run-uuid': process.env.KH_RUN_UUID }, body: JSON.stringify({ OK: true, Errors: [] }) }).then((r) => console.log(r.status));",
+          ],
+        },
+      ],
+    });
+    const tickJob = uniqueName('tick-now');
+    await kubectl(['create', 'job', '-n', ns, '--from=cronjob/khrun-tick', tickJob]);
+
+    const state = await waitFor<KhState, KhState>(kc, {
+      path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${ns}/${KHSTATE_PLURAL}`,
+      decide: (items) => {
+        const s = items.get(`${ns}/helm-check`);
+        return s && readLastOutcome(s) ? s : undefined;
+      },
+      timeoutMs: 150_000,
+      description: 'the outcome of helm-check',
+    });
+    expect(readLastOutcome(state)?.kind).toBe('Succeeded');
+    const claim = readDispatchClaim(state);
+    expect(claim?.ref).toMatch(/^khrun-run-helm-check-[0-9a-z]+$/);
+    const batch = kc.makeApiClient(BatchV1Api);
+    const core = kc.makeApiClient(CoreV1Api);
+    const job = await batch.readNamespacedJob({ name: claim!.ref, namespace: ns });
+    expect(job.metadata?.labels?.['khrun.dev/check']).toBe('helm-check');
+    const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${claim?.ref}` });
+    const runner = pods.items[0]!;
+    expect(runner.spec?.serviceAccountName).toBe('khrun-runner');
+    expect(runner.spec?.containers[0]).toMatchObject({
+      image: 'khrun:0.1.0',
+      args: ['run', '--output', 'json'],
+    });
+    expect(state.spec.AuthoritativePod).toBe(runner.metadata?.name);
+    await waitFor<V1Job, true>(kc, {
+      path: `/apis/batch/v1/namespaces/${ns}/jobs`,
+      fieldSelector: `metadata.name=${claim!.ref}`,
+      decide: (items) => (items.get(`${ns}/${claim!.ref}`)?.status?.succeeded === 1 ? true : undefined),
+      timeoutMs: 60_000,
+      description: 'the runner Job to succeed',
+    });
+
+    const uninstalled = await helm(['uninstall', release, '-n', ns, '--wait', '--timeout', '2m']);
+    expect(uninstalled).toMatch(/release "khrun" uninstalled/);
+    expect(await helm(['list', '-n', ns, '-q'])).toBe('');
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    const gone = async (read: () => Promise<unknown>) =>
+      read().then(
+        () => false,
+        (error: unknown) => isNotFound(error),
+      );
+    for (const name of ['khrun-runner', 'khrun-tick']) {
+      expect(await gone(() => rbac.readClusterRole({ name })), `ClusterRole ${name}`).toBe(true);
+      expect(await gone(() => rbac.readClusterRoleBinding({ name })), `ClusterRoleBinding ${name}`).toBe(
+        true,
+      );
+      expect(await gone(() => core.readNamespacedServiceAccount({ name, namespace: ns })), name).toBe(true);
+    }
+    expect(await gone(() => core.readNamespacedPodTemplate({ name: 'khrun-runner', namespace: ns }))).toBe(
+      true,
+    );
+    expect(await gone(() => batch.readNamespacedCronJob({ name: 'khrun-tick', namespace: ns }))).toBe(true);
+    expect(await gone(() => rbac.readNamespacedRole({ name: 'khrun-tick', namespace: ns }))).toBe(true);
+    // Helm never deletes CRDs (nor, with them, every khcheck and khstate of the cluster).
+    const crds = kc.makeApiClient(ApiextensionsV1Api);
+    expect(await gone(() => crds.readCustomResourceDefinition({ name: `khchecks.${KH_GROUP}` }))).toBe(false);
+  }, 300_000);
+});
