@@ -12,10 +12,13 @@ import {
 import { adminKubeConfig, uniqueName, waitFor } from './helpers/cluster.ts';
 import { applyDeploy, buildTestBundles, DEPLOY_NAMESPACE, kubectl } from './helpers/deploy.ts';
 
-// infra/deploy applied for real (kubectl apply -k), the tick's Job created from its CronJob as a person
-// would (kubectl create job --from=cronjob/khrun-tick), and everything after that done by the cluster:
-// the tick pod (ServiceAccount khrun-tick) dispatches one Job per due check from the khrun-runner
-// PodTemplate; each runner pod (ServiceAccount khrun-runner) runs its check to a recorded outcome.
+// infra/deploy applied for real and unchanged (kubectl apply -k of a kustomization that only adds the
+// examples and serve components, as README says a user does): no command rewritten, no patch. The process
+// kubelet runs the image `khrun` as the local build of its ENTRYPOINT, as a node runs the image. A
+// person starts a tick at once (kubectl create job --from=cronjob/khrun-tick), the CronJob keeps ticking
+// every minute, and everything after that is done by the cluster: tick pods (ServiceAccount khrun-tick)
+// dispatch one Job per due check from the khrun-runner PodTemplate; each runner pod (ServiceAccount
+// khrun-runner) runs its check, the checker reports, and the outcome is recorded.
 
 const kc = adminKubeConfig();
 const batch = kc.makeApiClient(BatchV1Api);
@@ -28,12 +31,13 @@ const EXAMPLES = {
 };
 
 beforeAll(async () => {
-  const dist = await buildTestBundles();
-  await applyDeploy({ name: 'deploy', distDir: dist, components: ['examples', 'serve'], tickNamespaces: ns });
+  await buildTestBundles();
+  await applyDeploy({ name: 'deploy', components: ['examples', 'serve'] });
 }, 180_000);
 
 afterAll(async () => {
-  // The tick CronJob keeps running for the rest of the suite; without checks it has nothing to dispatch.
+  // Unscoped, the tick would dispatch the khchecks of the rest of the suite: it goes with the examples.
+  await kubectl(['delete', 'cronjob', 'khrun-tick', '-n', ns, '--ignore-not-found']).catch(() => undefined);
   const custom = kc.makeApiClient(CustomObjectsApi);
   for (const name of Object.keys(EXAMPLES)) {
     await custom
@@ -48,8 +52,19 @@ afterAll(async () => {
   }
 });
 
-describe('kubectl apply -k infra/deploy, then the tick CronJob path end to end', () => {
-  it('the tick Job dispatches one runner Job per due check, and each records its outcome', async () => {
+/** The runner Jobs of the example checks (the unscoped tick may dispatch other namespaces' checks too). */
+async function exampleRunnerJobs(): Promise<V1Job[]> {
+  const jobs = await batch.listNamespacedJob({
+    namespace: ns,
+    labelSelector: 'app.kubernetes.io/component=run',
+  });
+  return jobs.items.filter((j) =>
+    Object.keys(EXAMPLES).includes(j.metadata?.labels?.['khrun.dev/check'] ?? ''),
+  );
+}
+
+describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path end to end', () => {
+  it('ticks (one by hand, then the CronJob) dispatch one runner Job per due check; each records its outcome', async () => {
     const tickJob = uniqueName('tick-manual');
     await kubectl(['create', 'job', `--from=cronjob/khrun-tick`, tickJob, '-n', ns]);
     const done = await waitFor<V1Job, V1Job>(kc, {
@@ -65,6 +80,9 @@ describe('kubectl apply -k infra/deploy, then the tick CronJob path end to end',
     expect(done.status?.succeeded, JSON.stringify(done.status)).toBe(1);
     const tickPods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${tickJob}` });
     expect(tickPods.items[0]?.spec?.serviceAccountName).toBe('khrun-tick');
+    // The shipped container: the image and its args, no command (the kubelet runs the image's ENTRYPOINT).
+    expect(tickPods.items[0]?.spec?.containers[0]).toMatchObject({ image: 'khrun:0.1.0', args: ['tick'] });
+    expect(tickPods.items[0]?.spec?.containers[0]?.command).toBeUndefined();
 
     const states = await waitFor<KhState, Map<string, KhState>>(kc, {
       path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${ns}/${KHSTATE_PLURAL}`,
@@ -76,7 +94,9 @@ describe('kubectl apply -k infra/deploy, then the tick CronJob path end to end',
         }
         return found.size === Object.keys(EXAMPLES).length ? found : undefined;
       },
-      timeoutMs: 120_000,
+      // A check that never ran is due at its creation plus a jitter of up to a minute: the manual tick
+      // dispatches those already due, the CronJob's next ticks the others.
+      timeoutMs: 180_000,
       description: 'outcomes of the three example checks',
     });
 
@@ -85,6 +105,8 @@ describe('kubectl apply -k infra/deploy, then the tick CronJob path end to end',
       expect(readLastOutcome(state)?.kind, name).toBe(kind);
       const claim = readDispatchClaim(state);
       expect(claim?.ref, name).toMatch(new RegExp(`^khrun-run-${name}-[0-9a-z]+$`));
+      // Written by a tick pod: the one started by hand or one the CronJob started.
+      expect(claim?.by, name).toMatch(new RegExp(`^(${tickJob}|khrun-tick-[0-9]+)-[0-9a-z]+$`));
       // Exactly one runner Job for the check, and it is the one the claim names.
       const jobs = await batch.listNamespacedJob({ namespace: ns, labelSelector: `khrun.dev/check=${name}` });
       expect(jobs.items.map((j) => j.metadata?.name)).toEqual([claim?.ref]);
@@ -93,6 +115,11 @@ describe('kubectl apply -k infra/deploy, then the tick CronJob path end to end',
       const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${claim?.ref}` });
       const runnerPod = pods.items[0] as V1Pod;
       expect(runnerPod.spec?.serviceAccountName).toBe('khrun-runner');
+      expect(runnerPod.spec?.containers[0]).toMatchObject({
+        image: 'khrun:0.1.0',
+        args: ['run', '--output', 'json'],
+      });
+      expect(runnerPod.spec?.containers[0]?.command).toBeUndefined();
       // The runner wrote its own pod name (POD_NAME from the downward API) as AuthoritativePod.
       expect(state.spec.AuthoritativePod).toBe(runnerPod.metadata?.name);
     }
@@ -116,26 +143,30 @@ describe('kubectl apply -k infra/deploy, then the tick CronJob path end to end',
       timeoutMs: 60_000,
       description: 'the three runner Jobs to succeed',
     });
-  }, 240_000);
+  }, 300_000);
 
-  it('a second tick right after finds nothing due and dispatches nothing', async () => {
-    const before = (
-      await batch.listNamespacedJob({ namespace: ns, labelSelector: 'app.kubernetes.io/component=run' })
-    ).items.length;
-    const tickJob = uniqueName('tick-again');
-    await kubectl(['create', 'job', `--from=cronjob/khrun-tick`, tickJob, '-n', ns]);
-    await waitFor<V1Job, true>(kc, {
+  it('the CronJob ticks by itself, and a tick after the runs finds nothing due', async () => {
+    const before = (await exampleRunnerJobs()).map((j) => j.metadata?.name).sort();
+    const startedMs = Date.now();
+    // The next tick the CronJob controller starts from now on (within a minute), and its success.
+    const scheduled = await waitFor<V1Job, V1Job>(kc, {
       path: `/apis/batch/v1/namespaces/${ns}/jobs`,
-      fieldSelector: `metadata.name=${tickJob}`,
-      decide: (items) => (items.get(`${ns}/${tickJob}`)?.status?.succeeded ? true : undefined),
-      timeoutMs: 60_000,
-      description: `the tick Job ${tickJob} to succeed`,
+      labelSelector: 'app.kubernetes.io/component=tick',
+      decide: (items) =>
+        [...items.values()].find(
+          (j) =>
+            // Named khrun-tick-<minute> by the CronJob controller (a Job made by hand has its own name).
+            /^khrun-tick-[0-9]+$/.test(j.metadata?.name ?? '') &&
+            Date.parse(String(j.metadata?.creationTimestamp)) >= startedMs - 1_000 &&
+            j.status?.succeeded === 1,
+        ),
+      timeoutMs: 120_000,
+      description: 'a tick Job of the CronJob, started after the runs, to succeed',
     });
-    const after = (
-      await batch.listNamespacedJob({ namespace: ns, labelSelector: 'app.kubernetes.io/component=run' })
-    ).items.length;
-    expect(after).toBe(before);
-  }, 120_000);
+    expect(scheduled.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'CronJob', name: 'khrun-tick' });
+    const after = (await exampleRunnerJobs()).map((j) => j.metadata?.name).sort();
+    expect(after).toEqual(before);
+  }, 180_000);
 
   it('the optional server Deployment serves health and the report endpoint on its pods', async () => {
     const pods = await waitFor<V1Pod, V1Pod[]>(kc, {

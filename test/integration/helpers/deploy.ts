@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,26 +18,15 @@ function cacheDir(): string {
   );
 }
 
-/** Builds the bundles (as `npm run build` does) into .khrun/test-dist, once per test file. */
+/**
+ * Builds the bundles (as `npm run build` does) into .khrun/test-dist, once per test file: the directory
+ * the global setup gives the process kubelet as the khrun image's /app/dist.
+ */
 export async function buildTestBundles(): Promise<string> {
   const outdir = join(repoRoot, '.khrun/test-dist');
   await mkdir(outdir, { recursive: true });
   await buildBundles({ root: repoRoot, outdir });
   return outdir;
-}
-
-/**
- * The image's ENTRYPOINT (infra/image/Dockerfile) as a local command: the process kubelet runs commands,
- * not images, so pods run the same bundle with the same flags, minus tini (the kubelet signals the
- * process itself), with node and /app/dist mapped to this machine's.
- */
-export async function entrypointCommand(distDir: string): Promise<string[]> {
-  const dockerfile = await readFile(join(repoRoot, 'infra/image/Dockerfile'), 'utf8');
-  const line = /^ENTRYPOINT\s+(\[.*\])\s*$/m.exec(dockerfile)?.[1];
-  if (!line) throw new Error('infra/image/Dockerfile has no exec-form ENTRYPOINT');
-  let argv = JSON.parse(line) as string[];
-  if (argv[0]?.endsWith('/tini')) argv = argv.slice(argv[1] === '--' ? 2 : 1);
-  return argv.map((a) => (a === 'node' ? process.execPath : a.replace(/^\/app\/dist\//, `${distDir}/`)));
 }
 
 export function kubectlPath(): Promise<string> {
@@ -62,13 +51,16 @@ export async function kubectl(args: string[], opts: { kubeconfig?: string } = {}
 }
 
 /**
- * `kubectl apply -k` of infra/deploy with the given components, through an overlay that only replaces
- * each container's command with the image's entrypoint (see entrypointCommand) and limits the tick to
- * the test namespace. Everything else is the shipped manifests.
+ * `kubectl apply -k` of infra/deploy with the given components, as a user's kustomization would include
+ * them. The containers run the shipped image `khrun` (the process kubelet runs it as the local build of
+ * the image's ENTRYPOINT: the global setup maps it to the bundles of buildTestBundles). Optional patches
+ * only narrow it to the test: the tick limited to some namespaces with no first-run spreading, and
+ * CronJobs applied suspended.
  */
 export async function applyDeploy(opts: {
   name: string;
-  distDir: string;
+  /** Not used any more (the global setup maps the image to the test bundles); callers may drop it. */
+  distDir?: string;
   components?: Array<'serve' | 'sync' | 'examples'>;
   tickNamespaces?: string;
   /** CronJobs applied suspended (e.g. khrun-sync, which would otherwise manage every khcheck of the suite). */
@@ -77,9 +69,6 @@ export async function applyDeploy(opts: {
   const dir = join(repoRoot, '.khrun/test-overlays', opts.name);
   await mkdir(dir, { recursive: true });
   const rel = (p: string) => relative(dir, join(repoRoot, p));
-  const command = JSON.stringify(await entrypointCommand(opts.distDir));
-  const setCommand = (kind: string, path: string) =>
-    `  - target: { kind: ${kind} }\n    patch: '[{"op": "add", "path": "${path}/command", "value": ${command}}]'\n`;
   const lines = [
     'apiVersion: kustomize.config.k8s.io/v1beta1',
     'kind: Kustomization',
@@ -88,11 +77,8 @@ export async function applyDeploy(opts: {
     ...(opts.components?.length
       ? ['components:', ...opts.components.map((c) => `  - ${rel(`infra/deploy/components/${c}`)}`)]
       : []),
-    'patches:',
-    setCommand('PodTemplate', '/template/spec/containers/0').trimEnd(),
-    setCommand('CronJob', '/spec/jobTemplate/spec/template/spec/containers/0').trimEnd(),
-    setCommand('Deployment', '/spec/template/spec/containers/0').trimEnd(),
   ];
+  if (opts.tickNamespaces || opts.suspend?.length) lines.push('patches:');
   if (opts.tickNamespaces) {
     // Only the test's checks, and each dispatched at the first tick (no first-run spreading).
     const env = (name: string, value: string) =>

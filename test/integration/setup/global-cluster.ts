@@ -33,6 +33,10 @@ export async function setup(project: TestProject): Promise<void> {
       process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun'),
     buildDir: join(root, 'infra/build'),
     crdDir: join(root, 'infra/crds'),
+    // Pods of the image `khrun` (infra/deploy, the chart) run the test build (helpers/deploy.ts).
+    khrunDistDir: join(root, '.khrun/test-dist'),
+    // Checker pods of `node` images may leave out command (args only), as the image's entrypoint is node.
+    imageMap: [{ image: 'node', entrypoint: [process.execPath], cmd: [] }],
     onProgress: (line) => console.log(`[local cluster] ${line}`),
   });
   console.log(
