@@ -117,7 +117,13 @@ async function stressed(checks: string[], pauseMs: number): Promise<Stressed[]> 
     checks.map(async (check) => {
       await createCheck(kc, ns, check, { containers: [checkerContainer({ delayMs: 1500 })] });
       const first = await invoke(check, 'first');
-      expect(resultOf(first.exit)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+      expect(
+        resultOf(first.exit),
+        `${check}, first run: exit ${first.exit.code}\n${first.exit.stderr.slice(-1500)}`,
+      ).toMatchObject({
+        result: 'recorded',
+        kind: 'Succeeded',
+      });
 
       const stop = new AbortController();
       const running = invoke(check, 'stressed', { KHRUN_LEASE_SECONDS: '2' });
