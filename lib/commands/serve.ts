@@ -1,11 +1,26 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Log } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import { REPORT_PATH } from '../report/http-server.ts';
 import type { Route } from '../report/routes.ts';
 import { startServe } from '../report/shared-server.ts';
+import { runCheck } from '../run/invocation.ts';
 import type { MetricsOptions } from '../status/metrics.ts';
 import { startStateCache } from '../status/state-cache.ts';
 import { statusRoutes } from '../status/status-routes.ts';
+import { TRIGGER_PATH } from '../trigger/gate.ts';
+import { triggerRoute } from '../trigger/trigger-route.ts';
+import { triggerRuns } from '../trigger/trigger-runs.ts';
+import { resultJson } from './exit-codes.ts';
+
+export interface ServeTriggerOptions {
+  token: string;
+  maxRuns: number;
+  maxWaitMs: number;
+  /** Where checker pods of triggered runs reach this server: a URL, or a host on the server's port. */
+  reportTo: { url: string } | { host: string };
+  leaseMs?: number;
+}
 
 export interface ServeCommandOptions {
   kc: KubeConfig;
@@ -15,12 +30,14 @@ export interface ServeCommandOptions {
   identity: string;
   maxBodyBytes?: number;
   requestTimeoutMs?: number;
-  /** How long requests in flight may take to finish after SIGTERM. */
+  /** How long requests in flight (and triggered runs) may take to finish after SIGTERM. */
   drainMs: number;
   extraRoutes?: readonly Route[];
   /** Serve the status JSON, page and metrics too (default true), from a watched cache of khstates. */
   status?: boolean;
   metrics?: MetricsOptions;
+  /** `POST /api/run` (lib/trigger): mounted only when configured, with its token. */
+  trigger?: ServeTriggerOptions;
   log: Log;
   /** Aborts on SIGTERM/SIGINT: the server drains and the command returns. */
   signal: AbortSignal;
@@ -55,12 +72,65 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
   }
 }
 
+/**
+ * The trigger's runs: one iteration each, whose checker pod reports to this very server (its report
+ * endpoint is already on the listener). The reporting URL is known once the listener is up.
+ */
+function serveTrigger(opts: ServeCommandOptions, trigger: ServeTriggerOptions, reportingUrl: () => string) {
+  const runs = triggerRuns({
+    maxRuns: trigger.maxRuns,
+    maxWaitMs: trigger.maxWaitMs,
+    log: opts.log,
+    outcomeJson: (result, target) =>
+      resultJson(result, { namespace: target.namespace, name: target.checkName }),
+    start: (target, hooks) =>
+      runCheck({
+        kc: opts.kc,
+        namespace: target.namespace,
+        checkName: target.checkName,
+        runner: opts.identity,
+        report: { kind: 'external', url: reportingUrl() },
+        signal: hooks.signal,
+        log: opts.log,
+        leaseMs: trigger.leaseMs,
+        onPhase: (phase) => {
+          if (phase === 'claimed' || phase === 'adopted') hooks.onClaimed(phase === 'adopted');
+        },
+      }),
+  });
+  const route = triggerRoute({
+    gate: { auth: { kind: 'bearer', token: trigger.token }, scope: opts.scope, canWait: true },
+    runs,
+  });
+  return { runs, route };
+}
+
+function urlFor(reportTo: ServeTriggerOptions['reportTo'], port: number): string {
+  if ('url' in reportTo) return reportTo.url;
+  const host =
+    reportTo.host.includes(':') && !reportTo.host.startsWith('[') ? `[${reportTo.host}]` : reportTo.host;
+  return `http://${host}:${port}${REPORT_PATH}`;
+}
+
 async function serveUntilSignal(opts: ServeCommandOptions): Promise<number> {
-  const serve = await startServe(opts);
+  let reportingUrl = '';
+  const trigger = opts.trigger ? serveTrigger(opts, opts.trigger, () => reportingUrl) : undefined;
+  const serve = await startServe({
+    ...opts,
+    extraRoutes: [...(trigger ? [trigger.route] : []), ...(opts.extraRoutes ?? [])],
+  });
+  if (opts.trigger) reportingUrl = urlFor(opts.trigger.reportTo, serve.port);
   const scope = opts.scope === 'all' ? 'all namespaces' : `namespaces ${opts.scope.namespaces.join(', ')}`;
-  opts.log.info('serving', { url: serve.url, scope });
+  opts.log.info('serving', {
+    url: serve.url,
+    scope,
+    ...(trigger ? { trigger: TRIGGER_PATH, reportingUrl } : {}),
+  });
   opts.write(
-    `khrun serve: reports at ${serve.url} for ${scope}; status at /, /status and /metrics; health at /healthz and /readyz`,
+    `khrun serve: reports at ${serve.url} for ${scope}; status at /, /status and /metrics; health at /healthz and /readyz` +
+      (trigger
+        ? `; runs triggered at POST ${TRIGGER_PATH} (bearer token), their pods reporting to ${reportingUrl}`
+        : ''),
   );
   await new Promise<void>((resolve) => {
     if (opts.signal.aborted) resolve();
@@ -68,7 +138,14 @@ async function serveUntilSignal(opts: ServeCommandOptions): Promise<number> {
   });
   const startedMs = Date.now();
   opts.log.info('shutting down', { reason: String(opts.signal.reason), drainMs: opts.drainMs });
-  await serve.shutdown({ graceMs: opts.drainMs });
+  // Triggered runs first, while the listener still takes their reports; what is left is cancelled
+  // (resumable: the claim released) before the listener closes within the rest of the drain time.
+  if (trigger) {
+    const active = trigger.runs.active();
+    if (active.length) opts.log.info('waiting for triggered runs', { runs: active });
+    await trigger.runs.close({ graceMs: opts.drainMs });
+  }
+  await serve.shutdown({ graceMs: Math.max(0, opts.drainMs - (Date.now() - startedMs)) });
   opts.log.info('stopped', { drainedInMs: Date.now() - startedMs });
   return 0;
 }

@@ -1,28 +1,36 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { retryWithBackoff } from '../../lib/core/backoff.ts';
-import { ANNOTATION, readAcceptedReport } from '../../lib/state/khstate.ts';
-import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
+import { ANNOTATION, readAcceptedReport, readLastOutcome } from '../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
+import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpers/cluster.ts';
 import { buildTestBundles } from './helpers/deploy.ts';
 import { createCheck, nodeContainer, npmClientEnv, outcomeOf, readState, runKhrun } from './helpers/khrun.ts';
 
 // `khrun serve` (the built bundle) on the pod network's host address, as a shared report server: runners
 // point checker pods at it with KH_EXTERNAL_REPORTING_URL, the npm client (no header, identified by
 // source IP) and a header-sending client report there, and the runner sees the report in the khstate.
+// With a trigger token it also runs checks on `POST /api/run`, their pods reporting to itself.
 
 const kc = adminKubeConfig();
 let ns: string;
 let dist: string;
+let tokenDir: string;
+const token = randomBytes(32).toString('hex');
 let server: { child: ChildProcess; base: string; output: () => string; exited: Promise<number | null> };
 
-async function startServe(args: string[]): Promise<typeof server> {
+async function startServe(args: string[], env: Record<string, string> = {}): Promise<typeof server> {
   const child = spawn(
     process.execPath,
     [join(dist, 'khrun.mjs'), 'serve', '--host', inject('hostIp'), '--port', '0', ...args],
     {
-      env: { ...process.env, KUBECONFIG: inject('kubeconfigPath'), POWERTOOLS_LOG_LEVEL: 'INFO' },
+      env: { ...process.env, KUBECONFIG: inject('kubeconfigPath'), POWERTOOLS_LOG_LEVEL: 'INFO', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -46,12 +54,39 @@ async function startServe(args: string[]): Promise<typeof server> {
 beforeAll(async () => {
   dist = await buildTestBundles();
   ns = await freshNamespace(kc, 'serve');
-  server = await startServe(['--namespaces', ns, '--drain-seconds', '2', '--max-body-bytes', '1024']);
+  // The token as a Kubernetes Secret mounts it: a file, with the newline `kubectl create secret` keeps.
+  tokenDir = await mkdtemp(join(tmpdir(), 'khrun-trigger-'));
+  await writeFile(join(tokenDir, 'token'), `${token}\n`, { mode: 0o600 });
+  server = await startServe(['--namespaces', ns, '--drain-seconds', '2', '--max-body-bytes', '1024'], {
+    KHRUN_TRIGGER_TOKEN_FILE: join(tokenDir, 'token'),
+  });
 }, 120_000);
 afterAll(async () => {
   server?.child.kill('SIGKILL');
   await dropNamespace(kc, ns);
+  if (tokenDir) await rm(tokenDir, { recursive: true, force: true });
 });
+
+/** POST /api/run with that Authorization header, or none at all (null). */
+const trigger = (query: string, auth: string | null = `Bearer ${token}`) =>
+  fetch(`${server.base}/api/run?${query}`, {
+    method: 'POST',
+    headers: auth === null ? {} : { authorization: auth },
+  });
+
+/** Resolves with the khstate once decide says so (watched, not polled). */
+function stateWhen(name: string, decide: (state: KhState) => boolean, description: string): Promise<KhState> {
+  return waitFor<KhState, KhState>(kc, {
+    path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${ns}/${KHSTATE_PLURAL}`,
+    fieldSelector: `metadata.name=${name}`,
+    decide: (items) => {
+      const state = items.get(`${ns}/${name}`);
+      return state && decide(state) ? state : undefined;
+    },
+    timeoutMs: 90_000,
+    description: `khstate ${ns}/${name}: ${description}`,
+  });
+}
 
 describe('khrun serve', () => {
   it('answers health and readiness', async () => {
@@ -111,6 +146,96 @@ describe('khrun serve', () => {
     });
     expect(big.status).toBe(400);
     expect(await big.text()).toMatch(/over the 1024-byte limit/);
+  });
+
+  it('POST /api/run with the token runs the check: 202 at once, the outcome recorded in its khstate', async () => {
+    await createCheck(kc, ns, 'triggered', {
+      // Reports after a moment, through the npm client (identified by source IP at this server).
+      containers: [
+        nodeContainer("setTimeout(() => require('kuberhealthy').ReportSuccess(), 1500);", {
+          env: npmClientEnv,
+        }),
+      ],
+    });
+    const res = await trigger(`namespace=${ns}&healthcheck=triggered`);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ check: `${ns}/triggered`, accepted: true });
+    // The same check again while its run is in progress here: 409, nothing started.
+    const again = await trigger(`namespace=${ns}&check=triggered`);
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({
+      accepted: false,
+      reason: expect.stringMatching(/in progress/),
+    });
+
+    const state = await stateWhen(
+      'triggered',
+      (s) => readLastOutcome(s) !== undefined,
+      'an outcome recorded',
+    );
+    expect(readLastOutcome(state)).toMatchObject({ kind: 'Succeeded' });
+    expect(state.spec.OK).toBe(true);
+    expect(state.spec.AuthoritativePod).toMatch(/^khrun-serve-/);
+    expect(server.output()).toContain('"message":"report accepted"');
+  });
+
+  it('POST /api/run?wait=true answers 200 with the outcome once it is recorded', async () => {
+    await createCheck(kc, ns, 'triggered-wait', {
+      containers: [
+        nodeContainer("require('kuberhealthy').ReportFailure(['triggered and failing']);", {
+          env: npmClientEnv,
+        }),
+      ],
+    });
+    const res = await trigger(`namespace=${ns}&healthcheck=triggered-wait&wait=true`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      check: `${ns}/triggered-wait`,
+      accepted: true,
+      result: 'recorded',
+      kind: 'Failed',
+      errors: ['triggered and failing'],
+    });
+    expect(readLastOutcome(await readState(kc, ns, 'triggered-wait'))).toMatchObject({ kind: 'Failed' });
+  });
+
+  it('POST /api/run refuses before any API call: a wrong token changes nothing in the khstate', async () => {
+    const before = await readState(kc, ns, 'triggered');
+    expect(before?.metadata.resourceVersion).toBeDefined();
+    const pods = async () =>
+      (await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: ns })).items.map(
+        (p) => p.metadata?.name,
+      );
+    const podsBefore = await pods();
+
+    const wrong = await trigger(`namespace=${ns}&healthcheck=triggered`, `Bearer ${'0'.repeat(64)}`);
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toBe('Bearer realm="khrun", error="invalid_token"');
+    const missing = await trigger(`namespace=${ns}&healthcheck=triggered`, null);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="khrun"');
+    const basic = await trigger(`namespace=${ns}&healthcheck=triggered`, `Basic ${btoa(`khrun:${token}`)}`);
+    expect(basic.status).toBe(401);
+    const get = await fetch(`${server.base}/api/run?namespace=${ns}&healthcheck=triggered`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(get.status).toBe(405);
+    const bad = await trigger(`namespace=${ns}&healthcheck=Not_A_Name`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { reason: string }).reason).toMatch(/is not a khcheck name/);
+    const elsewhere = await trigger('namespace=kube-system&healthcheck=triggered');
+    expect(elsewhere.status).toBe(403);
+
+    const after = await readState(kc, ns, 'triggered');
+    expect(after?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
+    expect(await pods()).toEqual(podsBefore);
+  });
+
+  it('POST /api/run for a khcheck that does not exist answers 404', async () => {
+    const res = await trigger(`namespace=${ns}&healthcheck=no-such-check`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ accepted: false, reason: expect.stringMatching(/not found/) });
+    expect(await readState(kc, ns, 'no-such-check')).toBeNull();
   });
 
   it('on SIGTERM lets a request in flight finish within the drain time, then exits 0', async () => {

@@ -30,7 +30,14 @@ afterAll(async () => {
 describe('esbuild bundles of functions/', () => {
   it('has one entry for the CLI and one per Lambda handler', async () => {
     const names = (await discoverEntries(root)).map((e) => e.name);
-    expect(names).toEqual(['khrun', 'lambda-report', 'lambda-run-check', 'lambda-status', 'lambda-tick']);
+    expect(names).toEqual([
+      'khrun',
+      'lambda-report',
+      'lambda-run-check',
+      'lambda-status',
+      'lambda-tick',
+      'lambda-trigger',
+    ]);
     expect(result.bundles.map((b) => b.name)).toEqual(names);
     expect(result.warnings).toEqual([]);
   });
@@ -58,6 +65,7 @@ describe('esbuild bundles of functions/', () => {
       'functions/lambda-run-check.ts',
       'functions/lambda-status.ts',
       'functions/lambda-tick.ts',
+      'functions/lambda-trigger.ts',
     ]);
     // esbuild itself is only for `khrun build`: left external, never shipped.
     expect(Object.keys(meta.inputs).some((p) => p.includes('node_modules/esbuild/'))).toBe(false);

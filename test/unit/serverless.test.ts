@@ -29,7 +29,7 @@ async function packageService(params: string[]): Promise<{ dir: string; resource
         SLS_TELEMETRY_DISABLED: '1',
         SLS_NOTIFICATIONS_MODE: 'off',
       },
-      timeout: 240_000,
+      timeout: 420_000,
     },
   );
   const template = JSON.parse(await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8'));
@@ -49,13 +49,13 @@ beforeAll(async () => {
     '--param=tickEnabled=false',
     '--param=namespaces=kuberhealthy,team-a',
   ]);
-}, 300_000);
+}, 900_000);
 afterAll(async () => {
   for (const p of [plain, custom]) if (p) await rm(p.dir, { recursive: true, force: true });
 });
 
 describe('serverless.yml, packaged with osls', () => {
-  it('has runCheck, tick, report and status on nodejs22.x, runCheck with the 900 s maximum', () => {
+  it('has runCheck, tick, trigger, report and status on nodejs22.x, runCheck with the 900 s maximum', () => {
     const fns = Object.fromEntries(
       ofType(plain.resources, 'AWS::Lambda::Function').map(([k, v]) => [k, v.Properties]),
     );
@@ -64,6 +64,7 @@ describe('serverless.yml, packaged with osls', () => {
       'RunCheckLambdaFunction',
       'StatusLambdaFunction',
       'TickLambdaFunction',
+      'TriggerLambdaFunction',
     ]);
     for (const f of Object.values(fns)) expect(f.Runtime).toBe('nodejs22.x');
     expect(fns.RunCheckLambdaFunction?.Timeout).toBe(900);
@@ -85,6 +86,9 @@ describe('serverless.yml, packaged with osls', () => {
       },
     });
     expect(env('TickLambdaFunction')).toMatchObject({
+      RUN_CHECK_FUNCTION: { Ref: 'RunCheckLambdaFunction' },
+    });
+    expect(env('TriggerLambdaFunction')).toMatchObject({
       RUN_CHECK_FUNCTION: { Ref: 'RunCheckLambdaFunction' },
     });
     expect(env('ReportLambdaFunction')).toMatchObject({ EKS_CLUSTER_NAME: 'khrun-cluster' });
@@ -119,7 +123,9 @@ describe('serverless.yml, packaged with osls', () => {
   });
 
   it('serves report on a function URL with both permissions an AuthType NONE URL needs', () => {
-    const urls = ofType(plain.resources, 'AWS::Lambda::Url').map(([, v]) => v.Properties);
+    const urls = ofType(plain.resources, 'AWS::Lambda::Url')
+      .map(([, v]) => v.Properties)
+      .filter((u) => u.TargetFunctionArn['Fn::GetAtt']?.[0] !== 'TriggerLambdaFunction');
     expect(urls).toHaveLength(2);
     expect(urls).toEqual(
       expect.arrayContaining([
@@ -150,6 +156,22 @@ describe('serverless.yml, packaged with osls', () => {
         }),
       ]),
     );
+  });
+
+  it('serves the run trigger on a function URL with AuthType AWS_IAM, open to no one', () => {
+    const urls = ofType(plain.resources, 'AWS::Lambda::Url')
+      .map(([, v]) => v.Properties)
+      .filter((u) => u.TargetFunctionArn['Fn::GetAtt']?.[0] === 'TriggerLambdaFunction');
+    expect(urls).toEqual([expect.objectContaining({ AuthType: 'AWS_IAM' })]);
+    expect(plain.resources.TriggerLambdaFunction?.Properties.Handler).toBe('functions/lambda-trigger.handler');
+    // No resource policy lets anyone in: callers need lambda:InvokeFunctionUrl in their own IAM policy.
+    const perms = ofType(plain.resources, 'AWS::Lambda::Permission')
+      .map(([, v]) => v.Properties)
+      .filter((p) => p.FunctionName['Fn::GetAtt']?.[0] === 'TriggerLambdaFunction');
+    for (const p of perms) {
+      expect(p.Principal).not.toBe('*');
+      expect(p.FunctionUrlAuthType).not.toBe('NONE');
+    }
   });
 
   it('gives the role a stable name and the right to invoke runCheck', () => {
