@@ -1,10 +1,15 @@
 import { createLogger, type LogLevel } from '../../lib/core/log.ts';
+import type { CommandSpec } from './flags.ts';
+import type { ParsedArgs } from './usage.ts';
 
 /** What every command gets: the repository root, the environment and where to write. */
 export interface CliContext {
   root: string;
   env: NodeJS.ProcessEnv;
+  /** A line of the command's output (stdout). */
   write: (line: string) => void;
+  /** A line for the person at the terminal, not the output: warnings, usage errors (stderr). */
+  warn: (line: string) => void;
 }
 
 export function signalOnTermination(): AbortSignal {
@@ -16,3 +21,12 @@ export function signalOnTermination(): AbortSignal {
 }
 
 export const loggerFor = (level: LogLevel) => createLogger({ level });
+
+/** A command body: the parsed command line in, an exit code out. */
+export type CommandBody = (args: ParsedArgs, ctx: CliContext) => Promise<number>;
+
+/** A command as the dispatcher sees it: its description (flags, usage) and its body. */
+export interface CliCommand {
+  spec: CommandSpec;
+  run: CommandBody;
+}

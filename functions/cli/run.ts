@@ -1,37 +1,75 @@
-import { parseArgs } from 'node:util';
 import { runCommand } from '../../lib/commands/run.ts';
 import { runOptions } from '../../lib/config/run-options.ts';
 import { logPort } from '../../lib/core/log.ts';
-import { type CliContext, loggerFor, signalOnTermination } from './context.ts';
+import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
+import { commonFlags } from './flags.ts';
 
 /** `khrun run`: one iteration of a khcheck. */
-export async function run(rest: string[], ctx: CliContext): Promise<number> {
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      check: { type: 'string' },
-      namespace: { type: 'string' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      output: { type: 'string', short: 'o' },
-      'report-host': { type: 'string' },
-      'report-port': { type: 'string' },
+export const run: CliCommand = {
+  spec: {
+    name: 'run',
+    synopsis: '--check NAME',
+    summary: 'run one iteration of a khcheck and record its outcome in the khstate',
+    description:
+      'Runs one iteration of a khcheck end to end: claims the run in the khstate, creates the checker pod, ' +
+      'waits for its report, records the outcome. Exit 0: the outcome is recorded (a failed check is data) ' +
+      'or another run of the check is live; 1: the runner could not finish or record; 2: usage or ' +
+      'configuration. On a terminal the phases are shown on stderr as they happen.',
+    flags: {
+      check: { type: 'string', value: 'NAME', help: 'the khcheck to run (else CHECK_NAME)' },
+      ...commonFlags({
+        namespaces: {
+          kind: 'one',
+          help: "the check's namespace, one (else CHECK_NAMESPACE, else the kubeconfig context's, else default)",
+          refuseAll: 'refused: a run is one check in one namespace',
+        },
+        output: {
+          values: ['json', 'yaml'],
+          help: 'print the outcome as json or yaml (default: a line of text)',
+        },
+      }),
+      'report-host': {
+        type: 'string',
+        value: 'HOST',
+        help:
+          'where checker pods reach this runner (else KHRUN_REPORT_HOST, else POD_IP, else the host ' +
+          '`khrun local up` records in its kubeconfig)',
+      },
+      'report-port': {
+        type: 'string',
+        value: 'PORT',
+        help: 'the report endpoint port (else KHRUN_REPORT_PORT, else 0: a free one)',
+      },
     },
-  });
-  const { logLevel, killAtPhase, ...options } = runOptions({ flags: values, env: ctx.env });
-  const log = loggerFor(logLevel);
-  log.appendPersistentKeys({ check: options.checkName, namespace: options.namespace });
-  return runCommand({
-    ...options,
-    log: logPort(log),
-    signal: signalOnTermination(),
-    write: ctx.write,
-    progress: process.stderr.isTTY ? (line) => process.stderr.write(`${line}\n`) : undefined,
-    // The fault suite's failpoint: SIGKILL at an exact phase instead of after a guessed delay.
-    onPhase: killAtPhase
-      ? (phase) => {
-          if (phase === killAtPhase) process.kill(process.pid, 'SIGKILL');
-        }
-      : undefined,
-  });
-}
+    env: [
+      'CHECK_NAME',
+      'CHECK_NAMESPACE',
+      'KUBECONFIG',
+      'KH_EXTERNAL_REPORTING_URL',
+      'KHRUN_REPORT_HOST',
+      'KHRUN_REPORT_PORT',
+      'POD_IP',
+      'POD_NAME',
+      'KHRUN_LEASE_SECONDS',
+      'POWERTOOLS_LOG_LEVEL',
+    ],
+  },
+  async run({ values }, ctx) {
+    const { logLevel, killAtPhase, ...options } = runOptions({ flags: values, env: ctx.env });
+    const log = loggerFor(logLevel);
+    log.appendPersistentKeys({ check: options.checkName, namespace: options.namespace });
+    return runCommand({
+      ...options,
+      log: logPort(log),
+      signal: signalOnTermination(),
+      write: ctx.write,
+      progress: process.stderr.isTTY ? ctx.warn : undefined,
+      // The fault suite's failpoint: SIGKILL at an exact phase instead of after a guessed delay.
+      onPhase: killAtPhase
+        ? (phase) => {
+            if (phase === killAtPhase) process.kill(process.pid, 'SIGKILL');
+          }
+        : undefined,
+    });
+  },
+};

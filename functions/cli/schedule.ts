@@ -1,84 +1,189 @@
-import { parseArgs } from 'node:util';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { CoreV1Api, type V1PodTemplate, type V1PodTemplateSpec } from '@kubernetes/client-node';
 import { lambdaDispatcher } from '../../lib/aws/lambda-invoke.ts';
 import { syncCommand } from '../../lib/commands/sync.ts';
 import { tickCommand } from '../../lib/commands/tick.ts';
+import { placeholderRunnerTemplate, type RunnerTemplateRef } from '../../lib/config/runner-template.ts';
 import { syncOptions } from '../../lib/config/sync-options.ts';
 import { tickOptions } from '../../lib/config/tick-options.ts';
 import { logPort } from '../../lib/core/log.ts';
+import { ApiErrorKind, classifyApiError } from '../../lib/kube/errors.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
 import { syncKube } from '../../lib/schedule/sync-kube.ts';
 import { jobDispatcher, readRunnerTemplate, tickKube } from '../../lib/schedule/tick-kube.ts';
-import { type CliContext, loggerFor } from './context.ts';
+import { type CliCommand, loggerFor } from './context.ts';
+import { commonFlags, type FlagTable, OLD_NAMESPACES } from './flags.ts';
+
+const scopeFlags = (what: string, output: { values: readonly string[]; help: string }) =>
+  commonFlags({
+    namespaces: {
+      kind: 'list',
+      help: 'only the khchecks of these namespaces (else KHRUN_NAMESPACES, else every namespace)',
+      allHelp: `${what} every namespace, whatever KHRUN_NAMESPACES says`,
+    },
+    output,
+  });
+
+const runnerFlags = (oldName: string): FlagTable => ({
+  'runner-namespace': {
+    type: 'string',
+    value: 'NS',
+    help: 'where khrun is installed: its runner PodTemplate (else KHRUN_NAMESPACE, else POD_NAMESPACE, else kuberhealthy)',
+  },
+  'pod-template': { type: 'string', value: 'NAME', help: 'the runner PodTemplate (default khrun-runner)' },
+  ...OLD_NAMESPACES,
+  [oldName]: { type: 'string', value: 'NS', help: 'old spelling', deprecated: { use: 'runner-namespace' } },
+});
 
 /** `khrun tick`: one dispatch per due check. */
-export async function tick(rest: string[], ctx: CliContext): Promise<number> {
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      namespaces: { type: 'string' },
-      kubeconfig: { type: 'string' },
-      mode: { type: 'string' },
-      function: { type: 'string' },
-      'runner-namespace': { type: 'string' },
-      'job-namespace': { type: 'string' },
-      'pod-template': { type: 'string' },
-      'dispatch-ttl': { type: 'string' },
-      'first-run-jitter': { type: 'string' },
-      output: { type: 'string', short: 'o' },
+export const tick: CliCommand = {
+  spec: {
+    name: 'tick',
+    summary: 'dispatch one run per due check: a Job from the runner PodTemplate, or a Lambda invocation',
+    description:
+      'Reads every khcheck and khstate in scope and dispatches one invocation per due check (no live run, ' +
+      'and the last start plus runInterval has come): a Job made from the khrun-runner PodTemplate of the ' +
+      'runner namespace (--mode job, the default), or an asynchronous invocation of --function (--mode ' +
+      'lambda). It never runs a check itself. Exit 1 when a dispatch failed.',
+    flags: {
+      ...scopeFlags('dispatch in', {
+        values: ['json', 'yaml'],
+        help: 'print the decisions as json or yaml (default: a line per check)',
+      }),
+      mode: { type: 'string', value: 'job|lambda', help: 'how to dispatch (else KHRUN_DISPATCH, else job)' },
+      function: {
+        type: 'string',
+        value: 'NAME',
+        help: 'lambda mode: the runCheck function (else RUN_CHECK_FUNCTION)',
+      },
+      'first-run-jitter': {
+        type: 'string',
+        value: 'DURATION',
+        help: 'spread the first runs of new checks over up to this long (default 1m; 0s: none)',
+      },
+      'dispatch-ttl': {
+        type: 'string',
+        value: 'DURATION',
+        help: 'a dispatch not started by then may be sent again (default 5m)',
+      },
+      ...runnerFlags('job-namespace'),
     },
-  });
-  const options = tickOptions({ flags: values, env: ctx.env });
-  const { kc, dispatch } = options;
-  const dispatcher =
-    dispatch.kind === 'lambda'
-      ? lambdaDispatcher({
-          functionName: dispatch.functionName,
-          region: dispatch.region,
-          endpoint: dispatch.endpoint,
-          credentials: defaultProvider(),
-        })
-      : jobDispatcher({
-          kc,
-          namespace: dispatch.template.namespace,
-          template: await readRunnerTemplate(kc, dispatch.template.namespace, dispatch.template.name),
-          jobOptions: DEFAULT_RUN_JOB_OPTIONS,
-        });
-  return tickCommand({
-    kube: tickKube(kc),
-    dispatcher,
-    scope: options.scope,
-    identity: options.identity,
-    timings: options.timings,
-    output: options.output,
-    log: logPort(loggerFor(options.logLevel)),
-    write: ctx.write,
-  });
+    env: [
+      'KUBECONFIG',
+      'KHRUN_NAMESPACES',
+      'KHRUN_DISPATCH',
+      'RUN_CHECK_FUNCTION',
+      'AWS_REGION',
+      'KHRUN_FIRST_RUN_JITTER',
+      'KHRUN_DISPATCH_TTL',
+      'KHRUN_NAMESPACE',
+      'POD_NAMESPACE',
+      'POD_NAME',
+      'POWERTOOLS_LOG_LEVEL',
+    ],
+  },
+  async run({ values }, ctx) {
+    const options = tickOptions({ flags: values, env: ctx.env });
+    const { kc, dispatch } = options;
+    const dispatcher =
+      dispatch.kind === 'lambda'
+        ? lambdaDispatcher({
+            functionName: dispatch.functionName,
+            region: dispatch.region,
+            endpoint: dispatch.endpoint,
+            credentials: defaultProvider(),
+          })
+        : jobDispatcher({
+            kc,
+            namespace: dispatch.template.namespace,
+            template: await readRunnerTemplate(kc, dispatch.template.namespace, dispatch.template.name),
+            jobOptions: DEFAULT_RUN_JOB_OPTIONS,
+          });
+    return tickCommand({
+      kube: tickKube(kc),
+      dispatcher,
+      scope: options.scope,
+      identity: options.identity,
+      timings: options.timings,
+      output: options.output,
+      log: logPort(loggerFor(options.logLevel)),
+      write: ctx.write,
+    });
+  },
+};
+
+/**
+ * The runner template of a dry run: the PodTemplate when it can be read; when it does not exist (nothing
+ * installed yet) or cannot be read (forbidden), a placeholder and a note that says so. A dry run shows what
+ * the CronJobs would be; only the runner's image and settings are then unknown.
+ */
+export async function dryRunTemplate(
+  read: () => Promise<V1PodTemplate>,
+  ref: RunnerTemplateRef,
+): Promise<{ template: V1PodTemplateSpec; note?: string }> {
+  let why: string;
+  try {
+    const found = await read();
+    if (found.template) return { template: found.template };
+    why = 'has no template';
+  } catch (error) {
+    const kind = classifyApiError(error);
+    if (kind === ApiErrorKind.NotFound) why = 'does not exist';
+    else if (kind === ApiErrorKind.Forbidden) why = 'cannot be read (forbidden)';
+    else throw error;
+  }
+  const template = placeholderRunnerTemplate(ref);
+  const image = template.spec?.containers[0]?.image;
+  return {
+    template,
+    note:
+      `the runner PodTemplate ${ref.namespace}/${ref.name} ${why}: rendered with a placeholder runner ` +
+      `(image ${JSON.stringify(image)}); apply infra/deploy before a real sync`,
+  };
 }
 
 /** `khrun sync`: one CronJob per khcheck. */
-export async function sync(rest: string[], ctx: CliContext): Promise<number> {
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      namespaces: { type: 'string' },
-      kubeconfig: { type: 'string' },
-      'dry-run': { type: 'boolean' },
-      output: { type: 'string', short: 'o' },
-      'pod-template': { type: 'string' },
-      'runner-namespace': { type: 'string' },
-      'template-namespace': { type: 'string' },
+export const sync: CliCommand = {
+  spec: {
+    name: 'sync',
+    summary: 'one CronJob per khcheck (schedule from runInterval); removes those of deleted khchecks',
+    description:
+      'Keeps one CronJob khrun-<check> per khcheck in its namespace, owned by the khcheck, made from the ' +
+      'khrun-runner PodTemplate (server-side apply, field manager khrun-sync), and deletes the CronJobs of ' +
+      'khchecks that are gone. --dry-run changes nothing and prints what it would do; without the ' +
+      'PodTemplate it renders a placeholder runner and says so.',
+    flags: {
+      ...scopeFlags('sync in', {
+        values: ['yaml', 'json'],
+        help: 'print the CronJobs as yaml (schedule notes as comments) or json (default: a line per CronJob)',
+      }),
+      'dry-run': { type: 'boolean', help: 'change nothing; print what would be applied and deleted' },
+      ...runnerFlags('template-namespace'),
     },
-  });
-  const options = syncOptions({ flags: values, env: ctx.env });
-  return syncCommand({
-    kube: syncKube(options.kc),
-    scope: options.scope,
-    template: await readRunnerTemplate(options.kc, options.template.namespace, options.template.name),
-    jobOptions: DEFAULT_RUN_JOB_OPTIONS,
-    dryRun: options.dryRun,
-    output: options.output,
-    log: logPort(loggerFor(options.logLevel)),
-    write: ctx.write,
-  });
-}
+    env: ['KUBECONFIG', 'KHRUN_NAMESPACES', 'KHRUN_NAMESPACE', 'POD_NAMESPACE', 'POWERTOOLS_LOG_LEVEL'],
+  },
+  async run({ values }, ctx) {
+    const options = syncOptions({ flags: values, env: ctx.env });
+    const { kc, template: ref } = options;
+    const { template, note } = options.dryRun
+      ? await dryRunTemplate(
+          () =>
+            kc
+              .makeApiClient(CoreV1Api)
+              .readNamespacedPodTemplate({ name: ref.name, namespace: ref.namespace }),
+          ref,
+        )
+      : { template: await readRunnerTemplate(kc, ref.namespace, ref.name), note: undefined };
+    return syncCommand({
+      kube: syncKube(kc),
+      scope: options.scope,
+      template,
+      jobOptions: DEFAULT_RUN_JOB_OPTIONS,
+      dryRun: options.dryRun,
+      output: options.output,
+      notes: note ? [note] : [],
+      log: logPort(loggerFor(options.logLevel)),
+      write: ctx.write,
+    });
+  },
+};

@@ -1,31 +1,81 @@
-import { parseArgs } from 'node:util';
 import { serveCommand } from '../../lib/commands/serve.ts';
 import { serveOptions } from '../../lib/config/serve-options.ts';
 import { logPort } from '../../lib/core/log.ts';
-import { type CliContext, loggerFor, signalOnTermination } from './context.ts';
+import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
+import { commonFlags, OLD_NAMESPACES } from './flags.ts';
 
 /** `khrun serve`: the report endpoint and status routes as a long-running server. */
-export async function serve(rest: string[], ctx: CliContext): Promise<number> {
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      namespaces: { type: 'string' },
-      kubeconfig: { type: 'string' },
-      'max-body-bytes': { type: 'string' },
-      'request-timeout-seconds': { type: 'string' },
-      'drain-seconds': { type: 'string' },
-      'no-status': { type: 'boolean' },
-      'no-error-label': { type: 'boolean' },
-      'error-label-max-bytes': { type: 'string' },
+export const serve: CliCommand = {
+  spec: {
+    name: 'serve',
+    summary: 'the report endpoint as a long-running server, with the status routes and metrics',
+    description:
+      'Serves the report endpoint (/externalCheckStatus) for checker pods, the status JSON and page at /, ' +
+      '/status and /json, Prometheus metrics at /metrics, and /healthz and /readyz. On SIGTERM /readyz ' +
+      'answers 503, requests in flight get the drain time, then it exits 0.',
+    flags: {
+      ...commonFlags({
+        namespaces: {
+          kind: 'list',
+          help: 'only reports and status of these namespaces (else KHRUN_NAMESPACES, else every namespace)',
+          allHelp: 'every namespace, whatever KHRUN_NAMESPACES says',
+        },
+      }),
+      host: {
+        type: 'string',
+        value: 'HOST',
+        help: 'the address to listen on (else KHRUN_SERVE_HOST, else 0.0.0.0)',
+      },
+      port: {
+        type: 'string',
+        value: 'PORT',
+        help: 'the port (else KHRUN_SERVE_PORT, else 8080; 0: a free one)',
+      },
+      'drain-seconds': {
+        type: 'string',
+        value: 'N',
+        help: 'time for requests in flight after SIGTERM (default 10)',
+      },
+      'max-body-bytes': {
+        type: 'string',
+        value: 'N',
+        help: 'the largest report body accepted (default 256 KiB)',
+      },
+      'request-timeout-seconds': {
+        type: 'string',
+        value: 'N',
+        help: 'a request must be complete by then (default 30)',
+      },
+      'no-status': { type: 'boolean', help: 'serve reports only: no status routes, no metrics' },
+      'no-error-label': {
+        type: 'boolean',
+        help: "drop the metrics' error label (else KHRUN_SUPPRESS_ERROR_LABEL)",
+      },
+      'error-label-max-bytes': {
+        type: 'string',
+        value: 'N',
+        help: "cut the metrics' error label to N bytes (else KHRUN_ERROR_LABEL_MAX_BYTES; 0: no cut)",
+      },
+      ...OLD_NAMESPACES,
     },
-  });
-  const { logLevel, ...options } = serveOptions({ flags: values, env: ctx.env });
-  return serveCommand({
-    ...options,
-    log: logPort(loggerFor(logLevel)),
-    signal: signalOnTermination(),
-    write: ctx.write,
-  });
-}
+    env: [
+      'KUBECONFIG',
+      'KHRUN_NAMESPACES',
+      'KHRUN_SERVE_HOST',
+      'KHRUN_SERVE_PORT',
+      'KHRUN_SUPPRESS_ERROR_LABEL',
+      'KHRUN_ERROR_LABEL_MAX_BYTES',
+      'POD_NAME',
+      'POWERTOOLS_LOG_LEVEL',
+    ],
+  },
+  async run({ values }, ctx) {
+    const { logLevel, ...options } = serveOptions({ flags: values, env: ctx.env });
+    return serveCommand({
+      ...options,
+      log: logPort(loggerFor(logLevel)),
+      signal: signalOnTermination(),
+      write: ctx.write,
+    });
+  },
+};

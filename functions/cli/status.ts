@@ -1,40 +1,77 @@
-import { parseArgs } from 'node:util';
 import { describeCommand } from '../../lib/commands/describe.ts';
 import { statusCommand } from '../../lib/commands/status.ts';
+import { watchStatus } from '../../lib/commands/status-watch.ts';
 import { describeOptions, statusOptions } from '../../lib/config/status-options.ts';
-import type { CliContext } from './context.ts';
+import { type CliCommand, signalOnTermination } from './context.ts';
+import { commonFlags } from './flags.ts';
 
-/** `khrun status`: the checks and their last results. */
-export async function status(rest: string[], ctx: CliContext): Promise<number> {
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      namespace: { type: 'string', short: 'n' },
-      output: { type: 'string', short: 'o' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
+/** `khrun status`: the checks and their last results; with -w, their changes as they happen. */
+export const status: CliCommand = {
+  spec: {
+    name: 'status',
+    summary: 'the checks and their last results, like kubectl get (-w: follow changes)',
+    description:
+      'Prints every khcheck and its last result: CHECK NAMESPACE OK LAST RUN DURATION FAILURES ERROR, colored ' +
+      'on a terminal and plain when piped. -o wide adds the outcome, node and a run in progress; -o json ' +
+      "and -o yaml print Kuberhealthy v2's status document. With -w it then follows the khstates and prints " +
+      'a line per check whose result changed (-o json: one JSON object per change) until interrupted.',
+    flags: {
+      ...commonFlags({
+        namespaces: {
+          kind: 'list',
+          help: 'only these namespaces (default: every namespace)',
+          allHelp: 'every namespace (the default)',
+        },
+        output: { values: ['json', 'yaml', 'wide'], help: 'json or yaml: v2 status; wide: more columns' },
+      }),
+      watch: {
+        type: 'boolean',
+        short: 'w',
+        help: 'after the table, print each change as it happens (Ctrl-C ends)',
+      },
     },
-  });
-  const options = statusOptions({ flags: values, env: ctx.env, terminal: Boolean(process.stdout.isTTY) });
-  return statusCommand({ ...options, nowMs: () => Date.now(), write: ctx.write });
-}
+    env: ['KUBECONFIG', 'NO_COLOR', 'POD_NAME'],
+  },
+  async run({ values }, ctx) {
+    const { watch, ...options } = statusOptions({
+      flags: values,
+      env: ctx.env,
+      terminal: Boolean(process.stdout.isTTY),
+    });
+    const common = { ...options, nowMs: () => Date.now(), write: ctx.write };
+    // Only a watch waits for Ctrl-C; a plain status ends by itself.
+    return watch
+      ? watchStatus({ ...common, signal: signalOnTermination(), warn: ctx.warn })
+      : statusCommand(common);
+  },
+};
 
 /** `khrun describe CHECK`: one check in detail. */
-export async function describe(rest: string[], ctx: CliContext): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
-      namespace: { type: 'string', short: 'n' },
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-    },
-  });
-  const options = describeOptions({
-    flags: values,
-    env: ctx.env,
-    positionals,
-    terminal: Boolean(process.stdout.isTTY),
-  });
-  return describeCommand({ ...options, nowMs: () => Date.now(), write: ctx.write });
-}
+export const describe: CliCommand = {
+  spec: {
+    name: 'describe',
+    args: 'CHECK',
+    summary: 'a check, its active or last run, errors, history and events',
+    description:
+      'Shows one check as kubectl describe would: the khcheck, its status, the active or last run as a ' +
+      'timeline (claim, pod created, scheduled, started, report accepted, recorded, exited), the errors, ' +
+      'the history and the Events. Exit 2 when neither a khcheck nor a khstate has that name.',
+    flags: commonFlags({
+      namespaces: {
+        kind: 'one',
+        help: "the check's namespace, one (else CHECK_NAMESPACE, else the kubeconfig context's, else default)",
+        refuseAll: 'refused: describe shows one check in one namespace',
+      },
+    }),
+    env: ['CHECK_NAMESPACE', 'KUBECONFIG', 'NO_COLOR'],
+  },
+  async run({ values, positionals }, ctx) {
+    const options = describeOptions({
+      flags: values,
+      env: ctx.env,
+      positionals,
+      terminal: Boolean(process.stdout.isTTY),
+    });
+    return describeCommand({ ...options, nowMs: () => Date.now(), write: ctx.write });
+  },
+};

@@ -4,6 +4,7 @@ import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import { type ReportHosting, runCheck } from '../run/invocation.ts';
+import { formatDocument } from './document.ts';
 import { exitCodeFor, resultJson } from './exit-codes.ts';
 
 export interface RunCommandOptions {
@@ -13,7 +14,7 @@ export interface RunCommandOptions {
   runner: string;
   /** Where checker pods report (lib/config/report-address.ts decides). */
   report: ReportHosting;
-  output: 'text' | 'json';
+  output: 'text' | 'json' | 'yaml';
   log: Log;
   signal: AbortSignal;
   leaseMs?: number;
@@ -48,8 +49,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
           : undefined,
     });
     const json = resultJson(result, { namespace: opts.namespace, name: opts.checkName });
-    if (opts.output === 'json') opts.write(JSON.stringify(json));
-    else opts.write(describeResult(json));
+    opts.write(opts.output === 'text' ? describeResult(json) : formatDocument(json, opts.output));
     return exitCodeFor(result);
   } catch (error) {
     if (error instanceof CheckNotFoundError) {

@@ -1,14 +1,16 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { EXIT } from '../core/exit-codes.ts';
 import { oneLine, truncateChars } from '../core/text.ts';
+import { retryTransient } from '../kube/transient.ts';
 import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck, type KhState } from '../state/resources.ts';
 import { runDurationSeconds } from '../status/metrics.ts';
 import { listKhStates } from '../status/state-cache.ts';
 import { buildStatus, goJson, hasRun, normalizeLastRun } from '../status/status-json.ts';
-import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
+import { formatDocument } from './document.ts';
+import { columnWidths, formatTable, humanDuration, paint, shortDuration } from './table.ts';
 
-export type StatusOutput = 'table' | 'wide' | 'json';
+export type StatusOutput = 'table' | 'wide' | 'json' | 'yaml';
 
 /** One line of `khrun status`: a khcheck joined with its khstate (either may be missing). */
 export interface StatusRow {
@@ -57,39 +59,56 @@ export function statusRows(checks: readonly KhCheck[], states: readonly KhState[
   });
 }
 
+/** The columns of `khrun status` (-o wide adds outcome, node and a run in progress). */
+export function statusHeader(wide: boolean): string[] {
+  const header = ['CHECK', 'NAMESPACE', 'OK', 'LAST RUN', 'DURATION', 'FAILURES'];
+  if (wide) header.push('OUTCOME', 'NODE', 'RUNNING');
+  header.push('ERROR');
+  return header;
+}
+
+/** One check's cells, ages relative to nowMs; colored when color is true. */
+export function statusCells(r: StatusRow, opts: { nowMs: number; color: boolean; wide: boolean }): string[] {
+  const ok = !r.hasRun
+    ? paint('-', 'dim', opts.color)
+    : paint(String(r.ok), r.ok ? 'green' : 'red', opts.color);
+  const cells = [
+    r.orphan ? `${r.name} (no khcheck)` : r.name,
+    r.namespace,
+    ok,
+    r.lastRunMs === null ? '<never>' : humanDuration(opts.nowMs - r.lastRunMs),
+    r.durationMs === null ? '-' : shortDuration(r.durationMs),
+    paint(String(r.consecutiveFailures), r.consecutiveFailures > 0 ? 'red' : undefined, opts.color),
+  ];
+  if (opts.wide) {
+    cells.push(
+      r.outcome || '-',
+      r.node || '-',
+      r.runningSinceMs === null ? '-' : `for ${humanDuration(opts.nowMs - r.runningSinceMs)}`,
+    );
+  }
+  const error = oneLine(r.firstError);
+  cells.push(paint(opts.wide ? error : truncateChars(error, 80), 'red', opts.color));
+  return cells;
+}
+
 /** The table `khrun status` prints: plain when color is false (piped), colored on a terminal. */
 export function renderStatusTable(
   rows: readonly StatusRow[],
   opts: { nowMs: number; color: boolean; wide: boolean },
 ): string {
   if (rows.length === 0) return 'No checks found.';
-  const header = ['CHECK', 'NAMESPACE', 'OK', 'LAST RUN', 'DURATION', 'FAILURES'];
-  if (opts.wide) header.push('OUTCOME', 'NODE', 'RUNNING');
-  header.push('ERROR');
-  const lines = rows.map((r) => {
-    const ok = !r.hasRun
-      ? paint('-', 'dim', opts.color)
-      : paint(String(r.ok), r.ok ? 'green' : 'red', opts.color);
-    const cells = [
-      r.orphan ? `${r.name} (no khcheck)` : r.name,
-      r.namespace,
-      ok,
-      r.lastRunMs === null ? '<never>' : humanDuration(opts.nowMs - r.lastRunMs),
-      r.durationMs === null ? '-' : shortDuration(r.durationMs),
-      paint(String(r.consecutiveFailures), r.consecutiveFailures > 0 ? 'red' : undefined, opts.color),
-    ];
-    if (opts.wide) {
-      cells.push(
-        r.outcome || '-',
-        r.node || '-',
-        r.runningSinceMs === null ? '-' : `for ${humanDuration(opts.nowMs - r.runningSinceMs)}`,
-      );
-    }
-    const error = oneLine(r.firstError);
-    cells.push(paint(opts.wide ? error : truncateChars(error, 80), 'red', opts.color));
-    return cells;
-  });
-  return formatTable([header.map((h) => paint(h, 'bold', opts.color)), ...lines]);
+  const header = statusHeader(opts.wide).map((h) => paint(h, 'bold', opts.color));
+  return formatTable([header, ...rows.map((r) => statusCells(r, opts))]);
+}
+
+/** The column widths of the table renderStatusTable prints, for lines printed under it later (-w). */
+export function statusColumnWidths(
+  rows: readonly StatusRow[],
+  opts: { nowMs: number; wide: boolean },
+): number[] {
+  const plain = { ...opts, color: false };
+  return columnWidths([statusHeader(opts.wide), ...rows.map((r) => statusCells(r, plain))]);
 }
 
 export interface StatusCommandOptions {
@@ -104,27 +123,30 @@ export interface StatusCommandOptions {
   write: (text: string) => void;
 }
 
-async function listChecks(kc: KubeConfig, namespaces: string[]): Promise<KhCheck[]> {
+/** The khchecks in scope; an API server that asks to back off (429 while its storage settles) is retried. */
+export async function listChecks(kc: KubeConfig, namespaces: readonly string[]): Promise<KhCheck[]> {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const co = { group: KH_GROUP, version: KH_VERSION, plural: KHCHECK_PLURAL };
-  const lists = namespaces.length
-    ? await Promise.all(
-        namespaces.map((namespace) => custom.listNamespacedCustomObject({ ...co, namespace })),
-      )
-    : [await custom.listClusterCustomObject(co)];
+  const lists = await retryTransient(() =>
+    namespaces.length
+      ? Promise.all(namespaces.map((namespace) => custom.listNamespacedCustomObject({ ...co, namespace })))
+      : Promise.all([custom.listClusterCustomObject(co)]),
+  );
   return lists.flatMap((list) => (list as { items: KhCheck[] }).items);
 }
 
-/** `khrun status`: one list of khchecks and khstates (no watch), printed as a table or v2's JSON. */
+/**
+ * `khrun status`: one list of khchecks and khstates, printed as a table or v2's status document (json,
+ * yaml). `khrun status -w` is status-watch.ts.
+ */
 export async function statusCommand(opts: StatusCommandOptions): Promise<number> {
   const [checks, states] = await Promise.all([
     listChecks(opts.kc, opts.namespaces),
-    listKhStates(opts.kc, opts.namespaces),
+    retryTransient(() => listKhStates(opts.kc, opts.namespaces)),
   ]);
-  if (opts.output === 'json') {
-    opts.write(
-      goJson(buildStatus(states, { currentMaster: opts.currentMaster, namespaces: opts.namespaces })),
-    );
+  if (opts.output === 'json' || opts.output === 'yaml') {
+    const status = buildStatus(states, { currentMaster: opts.currentMaster, namespaces: opts.namespaces });
+    opts.write(opts.output === 'json' ? goJson(status) : formatDocument(status, 'yaml'));
     return EXIT.ok;
   }
   opts.write(

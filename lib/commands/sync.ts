@@ -11,6 +11,8 @@ export interface SyncCommandOptions {
   jobOptions: RunJobOptions;
   dryRun: boolean;
   output: 'text' | 'yaml' | 'json';
+  /** What the reader must know about this output (a placeholder template): a line, a YAML comment or a field. */
+  notes?: readonly string[];
   log: Log;
   write: (line: string) => void;
 }
@@ -33,9 +35,11 @@ export async function syncCommand(opts: SyncCommandOptions): Promise<number> {
     { kube: opts.kube, log: opts.log },
     { scope: opts.scope, template: opts.template, jobOptions: opts.jobOptions, dryRun: opts.dryRun },
   );
+  const notes = opts.notes ?? [];
   if (opts.output === 'json') {
-    opts.write(JSON.stringify({ results }));
+    opts.write(JSON.stringify(notes.length ? { notes, results } : { results }));
   } else if (opts.output === 'yaml') {
+    for (const note of notes) opts.write(`# note: ${note}`);
     for (const r of results) {
       if (r.kind === 'delete') {
         opts.write(`# ${describe(r)}`);
@@ -46,6 +50,7 @@ export async function syncCommand(opts: SyncCommandOptions): Promise<number> {
       opts.write(dumpYaml(r.cronJob).trimEnd());
     }
   } else {
+    for (const note of notes) opts.write(`note: ${note}`);
     for (const r of results) opts.write(describe(r));
     const applied = results.filter((r) => r.kind === 'apply').length;
     const deleted = results.filter((r) => r.kind === 'delete').length;

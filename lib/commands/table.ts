@@ -22,22 +22,29 @@ export function visibleWidth(text: string): number {
   return Array.from(stripAnsi(text)).length;
 }
 
-/** Rows as columns separated by three spaces, like kubectl's printer; the last column is not padded. */
-export function formatTable(rows: readonly (readonly string[])[]): string {
+/** The width of each column: its widest cell, by visible width. */
+export function columnWidths(rows: readonly (readonly string[])[]): number[] {
   const widths: number[] = [];
   for (const row of rows) {
     for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, visibleWidth(cell));
   }
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) =>
-          i === row.length - 1 ? cell : cell + ' '.repeat((widths[i] ?? 0) - visibleWidth(cell)),
-        )
-        .join('   ')
-        .trimEnd(),
+  return widths;
+}
+
+/** One row in columns of at least these widths, three spaces apart; the last column is not padded. */
+export function formatRow(row: readonly string[], widths: readonly number[]): string {
+  return row
+    .map((cell, i) =>
+      i === row.length - 1 ? cell : cell + ' '.repeat(Math.max(0, (widths[i] ?? 0) - visibleWidth(cell))),
     )
-    .join('\n');
+    .join('   ')
+    .trimEnd();
+}
+
+/** Rows as columns separated by three spaces, like kubectl's printer; the last column is not padded. */
+export function formatTable(rows: readonly (readonly string[])[]): string {
+  const widths = columnWidths(rows);
+  return rows.map((row) => formatRow(row, widths)).join('\n');
 }
 
 /** kubectl's age format (apimachinery's HumanDuration): 45s, 5m3s, 65m, 3h5m, 26h, 3d5h, 300d, 2y30d. */

@@ -2,6 +2,7 @@ import type { Log } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { DueTimings } from '../schedule/due.ts';
 import { type Dispatcher, runTick, type TickEntry, type TickKube } from '../schedule/tick.ts';
+import { formatDocument } from './document.ts';
 
 export interface TickCommandOptions {
   kube: TickKube;
@@ -9,7 +10,7 @@ export interface TickCommandOptions {
   scope: NamespaceScope;
   identity: string;
   timings?: DueTimings;
-  output: 'text' | 'json';
+  output: 'text' | 'json' | 'yaml';
   log: Log;
   write: (line: string) => void;
 }
@@ -37,7 +38,7 @@ export async function tickCommand(opts: TickCommandOptions): Promise<number> {
     { scope: opts.scope, identity: opts.identity, timings: opts.timings },
   );
   const nowMs = Date.now();
-  if (opts.output === 'json') opts.write(JSON.stringify({ entries }));
+  if (opts.output !== 'text') opts.write(formatDocument({ entries }, opts.output));
   else {
     for (const e of entries) opts.write(describeEntry(e, nowMs));
     const sent = entries.filter((e) => e.result === 'dispatched').length;

@@ -30,10 +30,16 @@ function localClusterSettings(
   return settings;
 }
 
-/** `khrun local up [--dir DIR]`: DIR (default .khrun/local) receives the kubeconfig. */
+/**
+ * `khrun local up [--dir DIR] [--image-map FILE]`: DIR (default .khrun/local) receives the kubeconfig; FILE
+ * says what containers without `command` run (lib/local/kubelet/image-map.ts reads it).
+ */
 export function localUpOptions(
-  input: ConfigInput<{ dir?: string }> & { positionals: readonly string[]; root: string },
-): LocalClusterSettings & { dir: string } {
+  input: ConfigInput<{ dir?: string; 'image-map'?: string }> & {
+    positionals: readonly string[];
+    root: string;
+  },
+): LocalClusterSettings & { dir: string; imageMapFile: string | undefined } {
   if (input.positionals.length !== 1 || input.positionals[0] !== 'up') {
     throw new ConfigError({
       setting: 'local',
@@ -42,9 +48,11 @@ export function localUpOptions(
       remedy: 'run khrun local up [--dir DIR]',
     });
   }
+  const imageMap = setting(input, { flags: ['image-map'] }).text;
   return {
     ...localClusterSettings(input, input.root),
     dir: resolve(setting(input, { flags: ['dir'] }).text ?? '.khrun/local'),
+    imageMapFile: imageMap === undefined ? undefined : resolve(imageMap),
   };
 }
 

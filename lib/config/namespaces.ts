@@ -1,6 +1,6 @@
 import type { NamespaceScope } from '../kube/scope.ts';
 import { ConfigError } from './config-error.ts';
-import type { Setting } from './setting.ts';
+import { type ConfigInput, type Flags, flagSet, type Setting, setting } from './setting.ts';
 
 /** Where khrun itself is installed when nothing says otherwise (infra/deploy). */
 export const DEFAULT_RUNNER_NAMESPACE = 'kuberhealthy';
@@ -50,10 +50,52 @@ export function namespaceList(s: Setting): string[] {
   return names;
 }
 
-/** `--namespaces A,B` / KHRUN_NAMESPACES: those namespaces; unset or empty means every namespace. */
+/** A list setting (`-n A,B`, KHRUN_NAMESPACES): those namespaces; unset or empty means every namespace. */
 export function namespaceScope(s: Setting): NamespaceScope {
   const list = namespaceList(s);
   return list.length ? { namespaces: list } : 'all';
+}
+
+/**
+ * The scope of a command over many checks (status, tick, sync, serve), kubectl's way: -n/--namespace A,B
+ * (or the old --namespaces), else -A/--all-namespaces, else the variables in `env` (KHRUN_NAMESPACES), else
+ * every namespace. -n and -A together contradict each other: a ConfigError rather than a silent choice.
+ */
+export function namespacesScope(input: ConfigInput<Flags>, env: readonly string[] = []): NamespaceScope {
+  const flag = setting(input, { flags: ['namespace', 'namespaces'] });
+  if (flagSet(input, 'all-namespaces')) {
+    if (flag.text === undefined) return 'all';
+    throw new ConfigError({
+      setting: '--all-namespaces',
+      problem: `contradicts ${flag.source}=${JSON.stringify(flag.text)}`,
+      remedy: 'give -n NS[,NS] for some namespaces or -A for all, not both',
+    });
+  }
+  return namespaceScope(setting(input, { flags: ['namespace', 'namespaces'], env }));
+}
+
+/**
+ * The namespace setting of a command about one check (run, describe): -n NS, else CHECK_NAMESPACE. A
+ * comma list or -A is a ConfigError that says why (`why`: "a run is one check in one namespace").
+ */
+export function oneNamespaceSetting(input: ConfigInput<Flags>, why: string): Setting {
+  if (flagSet(input, 'all-namespaces')) {
+    throw new ConfigError({
+      setting: '--all-namespaces',
+      problem: why,
+      remedy: 'give -n NS (else CHECK_NAMESPACE, else the kubeconfig context namespace)',
+    });
+  }
+  const s = setting(input, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV });
+  if (s.text?.includes(',')) {
+    throw new ConfigError({
+      setting: s.source,
+      value: s.text,
+      problem: `${why}, not a list`,
+      remedy: `give one namespace, such as -n ${s.text.split(',')[0]?.trim() || 'NS'}`,
+    });
+  }
+  return s;
 }
 
 /**

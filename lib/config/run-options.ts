@@ -6,7 +6,7 @@ import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
-import { CHECK_NAMESPACE_ENV, checkNamespace, objectName } from './namespaces.ts';
+import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } from './namespaces.ts';
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
 import { type ConfigInput, type Env, type Flags, setting } from './setting.ts';
 import { oneOf, required, secondsMs } from './values.ts';
@@ -36,6 +36,8 @@ function iterationSettings(
 export interface RunFlags extends KubeconfigFlags, ReportFlags {
   check?: string;
   namespace?: string;
+  /** Refused: a run is one check in one namespace. */
+  'all-namespaces'?: boolean;
   output?: string;
 }
 
@@ -44,16 +46,19 @@ export interface RunOptions extends IterationSettings {
   namespace: string;
   runner: string;
   report: ReportHosting;
-  output: 'text' | 'json';
+  output: 'text' | 'json' | 'yaml';
   /** Fault-suite failpoint (unset in production): SIGKILL the process when the iteration reaches this phase. */
   killAtPhase: string | undefined;
 }
 
-/** `khrun run`: flags and environment (CHECK_NAME, CHECK_NAMESPACE, KHRUN_LEASE_SECONDS, ...). */
+/**
+ * `khrun run`: flags and environment (CHECK_NAME, CHECK_NAMESPACE, KHRUN_LEASE_SECONDS, ...). -n takes one
+ * namespace; -A and a comma list are refused.
+ */
 export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
   const settings = iterationSettings(input);
-  const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json'], 'text');
-  const namespaceSetting = setting(input, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV });
+  const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text');
+  const namespaceSetting = oneNamespaceSetting(input, 'a run is one check in one namespace');
   const report = reportSettings(input);
   // Every setting that needs no kubeconfig is checked first: a bad value fails before any file is read.
   const kube = cliKube(input);

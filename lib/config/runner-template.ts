@@ -1,3 +1,4 @@
+import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { objectName, RUNNER_NAMESPACE_ENV, runnerNamespace } from './namespaces.ts';
 import { type ConfigInput, type Flags, setting } from './setting.ts';
 
@@ -21,5 +22,27 @@ export function runnerTemplate(input: ConfigInput<Flags>, aliasFlag: string): Ru
       setting(input, { flags: ['runner-namespace', aliasFlag], env: RUNNER_NAMESPACE_ENV }),
     ),
     name: name.text === undefined ? DEFAULT_POD_TEMPLATE : objectName(name.text, name.source, 'PodTemplate'),
+  };
+}
+
+/**
+ * A stand-in for the runner PodTemplate when it cannot be read, for `khrun sync --dry-run` only: the shape
+ * infra/deploy's khrun-runner has (container `runner`, `khrun run --output json`, ServiceAccount
+ * khrun-runner), with an image that says what it stands for, so nobody mistakes the output for a real one.
+ */
+export function placeholderRunnerTemplate(ref: RunnerTemplateRef): V1PodTemplateSpec {
+  return {
+    metadata: { labels: { 'app.kubernetes.io/name': 'khrun', 'app.kubernetes.io/component': 'runner' } },
+    spec: {
+      serviceAccountName: 'khrun-runner',
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'runner',
+          image: `<image of PodTemplate ${ref.namespace}/${ref.name}>`,
+          args: ['run', '--output', 'json'],
+        },
+      ],
+    },
   };
 }

@@ -8,13 +8,13 @@ import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { metricsOptions } from './metrics-options.ts';
 import {
-  CHECK_NAMESPACE_ENV,
   checkNamespace,
-  namespaceList,
   namespaceScope,
+  namespacesScope,
   objectName,
+  oneNamespaceSetting,
 } from './namespaces.ts';
-import { type ConfigInput, type Env, type Flags, NO_FLAGS, setting } from './setting.ts';
+import { type ConfigInput, type Env, type Flags, flagSet, NO_FLAGS, setting } from './setting.ts';
 import { oneOf } from './values.ts';
 
 /** Color only on a terminal, and never with NO_COLOR (no-color.org). */
@@ -24,26 +24,34 @@ function colorOn(input: ConfigInput<Flags>, terminal: boolean): boolean {
 
 export interface StatusFlags extends KubeconfigFlags {
   namespace?: string;
+  'all-namespaces'?: boolean;
   output?: string;
+  watch?: boolean;
 }
 
 export interface StatusOptions {
   kc: KubeConfig;
   /** Only these namespaces; empty: all. */
   namespaces: string[];
-  output: 'table' | 'wide' | 'json';
+  output: 'table' | 'wide' | 'json' | 'yaml';
+  /** After the table, follow the khstates and print each change (-w). */
+  watch: boolean;
   color: boolean;
   currentMaster: string;
 }
 
-/** `khrun status [-n A,B] [-o wide|json]`. `terminal`: stdout is a terminal. */
+/**
+ * `khrun status [-n A,B | -A] [-o wide|json|yaml] [-w]`: every namespace unless -n names some (kubectl
+ * would take the context's namespace; a status board shows all). `terminal`: stdout is a terminal.
+ */
 export function statusOptions(input: ConfigInput<StatusFlags> & { terminal: boolean }): StatusOptions {
-  const namespaces = namespaceList(setting(input, { flags: ['namespace'] }));
-  const output = oneOf(setting(input, { flags: ['output'] }), ['table', 'wide', 'json'], 'table');
+  const scope = namespacesScope(input);
+  const output = oneOf(setting(input, { flags: ['output'] }), ['table', 'wide', 'json', 'yaml'], 'table');
   return {
     kc: cliKube(input).kc,
-    namespaces,
+    namespaces: scope === 'all' ? [] : scope.namespaces,
     output,
+    watch: flagSet(input, 'watch'),
     color: colorOn(input, input.terminal),
     currentMaster: identity(input, 'khrun'),
   };
@@ -51,6 +59,8 @@ export function statusOptions(input: ConfigInput<StatusFlags> & { terminal: bool
 
 export interface DescribeFlags extends KubeconfigFlags {
   namespace?: string;
+  /** Refused: describe shows one check. */
+  'all-namespaces'?: boolean;
 }
 
 export interface DescribeOptions {
@@ -73,7 +83,7 @@ export function describeOptions(
       remedy: 'run khrun describe CHECK [--namespace NS]',
     });
   }
-  const namespace = setting(input, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV });
+  const namespace = oneNamespaceSetting(input, 'describe shows one check in one namespace');
   objectName(name, 'CHECK', 'khcheck');
   const kube = cliKube(input);
   return {

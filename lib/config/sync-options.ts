@@ -3,12 +3,15 @@ import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import { logLevel } from './common.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
-import { namespaceScope } from './namespaces.ts';
+import { namespacesScope } from './namespaces.ts';
 import { type RunnerTemplateRef, runnerTemplate } from './runner-template.ts';
 import { type ConfigInput, flagSet, setting } from './setting.ts';
 import { oneOf } from './values.ts';
 
 export interface SyncFlags extends KubeconfigFlags {
+  namespace?: string;
+  'all-namespaces'?: boolean;
+  /** The old spelling of --namespace. */
   namespaces?: string;
   'dry-run'?: boolean;
   output?: string;
@@ -28,7 +31,7 @@ export interface SyncOptions {
 
 /** `khrun sync`: one CronJob per khcheck, each made from the khrun-runner PodTemplate. */
 export function syncOptions(input: ConfigInput<SyncFlags>): SyncOptions {
-  const scope = namespaceScope(setting(input, { flags: ['namespaces'], env: ['KHRUN_NAMESPACES'] }));
+  const scope = namespacesScope(input, ['KHRUN_NAMESPACES']);
   const template = runnerTemplate(input, 'template-namespace');
   const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'yaml', 'json'], 'text');
   const level = logLevel(input);

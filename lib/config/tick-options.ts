@@ -5,7 +5,7 @@ import { DEFAULT_DUE_TIMINGS, type DueTimings } from '../schedule/due.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
-import { namespaceScope } from './namespaces.ts';
+import { namespacesScope } from './namespaces.ts';
 import { type RunnerTemplateRef, runnerTemplate } from './runner-template.ts';
 import { type ConfigInput, type Env, type Flags, NO_FLAGS, setting } from './setting.ts';
 import { goDurationMs, httpUrl, oneOf, required } from './values.ts';
@@ -31,7 +31,7 @@ interface TickSettings {
 
 function tickSettings(input: ConfigInput<Flags>): TickSettings {
   return {
-    scope: namespaceScope(setting(input, { flags: ['namespaces'], env: ['KHRUN_NAMESPACES'] })),
+    scope: namespacesScope(input, ['KHRUN_NAMESPACES']),
     timings: {
       ...DEFAULT_DUE_TIMINGS,
       dispatchTtlMs: goDurationMs(setting(input, { flags: ['dispatch-ttl'], env: ['KHRUN_DISPATCH_TTL'] }), {
@@ -60,6 +60,9 @@ function lambdaTarget(input: ConfigInput<Flags>): LambdaTarget {
 }
 
 export interface TickFlags extends KubeconfigFlags {
+  namespace?: string;
+  'all-namespaces'?: boolean;
+  /** The old spelling of --namespace. */
   namespaces?: string;
   mode?: string;
   function?: string;
@@ -75,13 +78,13 @@ export interface TickOptions extends TickSettings {
   kc: KubeConfig;
   dispatch: DispatchTarget;
   identity: string;
-  output: 'text' | 'json';
+  output: 'text' | 'json' | 'yaml';
 }
 
 /** `khrun tick`: --mode / KHRUN_DISPATCH job (a Job from the khrun-runner PodTemplate) or lambda. */
 export function tickOptions(input: ConfigInput<TickFlags>): TickOptions {
   const settings = tickSettings(input);
-  const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json'], 'text');
+  const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text');
   const mode = oneOf(setting(input, { flags: ['mode'], env: ['KHRUN_DISPATCH'] }), ['job', 'lambda'], 'job');
   const dispatch: DispatchTarget =
     mode === 'lambda'

@@ -75,7 +75,7 @@ afterAll(async () => {
 async function sync(...args: string[]) {
   const { stdout } = await run(
     process.execPath,
-    [join(dist, 'khrun.mjs'), 'sync', '--namespaces', ns, '--template-namespace', DEPLOY_NAMESPACE, ...args],
+    [join(dist, 'khrun.mjs'), 'sync', '-n', ns, '--runner-namespace', DEPLOY_NAMESPACE, ...args],
     {
       env: { ...process.env, KUBECONFIG: syncKubeconfig, POWERTOOLS_LOG_LEVEL: 'WARN' },
     },
@@ -90,6 +90,21 @@ describe('khrun sync', () => {
     expect(yaml).toContain('name: khrun-every-five');
     expect(yaml).toMatch(/# note: runInterval 7m0s has no exact cron form; scheduled every 6m0s/);
     expect(yaml).toContain('concurrencyPolicy: Forbid');
+    expect((await batch.listNamespacedCronJob({ namespace: ns })).items).toEqual([]);
+  });
+
+  it('--dry-run without the runner PodTemplate renders a placeholder runner and says so', async () => {
+    const yaml = await sync('--dry-run', '-o', 'yaml', '--pod-template', 'no-such-template');
+    // The sync ServiceAccount may read only khrun-runner: another name is forbidden rather than missing.
+    expect(yaml.split('\n')[0]).toMatch(
+      new RegExp(
+        `^# note: the runner PodTemplate ${DEPLOY_NAMESPACE}/no-such-template (does not exist|cannot be read \\(forbidden\\)): rendered with a placeholder runner`,
+      ),
+    );
+    expect(yaml).toMatch(
+      new RegExp(`image: '?<image of PodTemplate ${DEPLOY_NAMESPACE}/no-such-template>'?`),
+    );
+    expect(yaml).toContain('name: khrun-every-five');
     expect((await batch.listNamespacedCronJob({ namespace: ns })).items).toEqual([]);
   });
 

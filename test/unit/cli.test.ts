@@ -2,76 +2,145 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import type { CliContext } from '../../functions/cli/context.ts';
+import { main } from '../../functions/cli/main.ts';
 
 const run = promisify(execFile);
 const khrun = resolve(import.meta.dirname, '../../functions/khrun.mjs');
-// Each case starts the CLI through tsx (twice in one of them): on a loaded 2-core CI machine that takes
-// several seconds, past vitest's default 5 s, and a timeout there is a false failure.
+// Each spawn starts the CLI through tsx: on a loaded 2-core CI machine that takes several seconds, past
+// vitest's default 5 s, and a timeout there is a false failure.
 const SPAWNS_MS = 60_000;
 
-async function cli(args: string[], env: Record<string, string> = {}) {
+/** The real process: stdout and stderr apart, and the exit code. */
+async function spawnCli(args: string[], env: Record<string, string> = {}) {
   try {
     const { stdout, stderr } = await run(process.execPath, [khrun, ...args], {
       env: { ...process.env, KUBECONFIG: '/nonexistent/kubeconfig', ...env },
     });
-    return { code: 0, out: stdout + stderr };
+    return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, out: e.stdout + e.stderr };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
 
+/** The same dispatch in this process (fast): the developer module is imported as the CLI would. */
+async function cli(argv: string[], env: Record<string, string> = {}) {
+  const out: string[] = [];
+  const ctx: CliContext = {
+    root: resolve(import.meta.dirname, '../..'),
+    env: { KUBECONFIG: '/nonexistent/kubeconfig', ...env },
+    write: (line) => out.push(line),
+    warn: (line) => out.push(line),
+  };
+  const code = await main(argv, ctx, async (command) => {
+    const { devCommands } = await import('../../functions/cli/dev.ts');
+    const body = devCommands[command];
+    if (!body) throw new Error(`no developer command ${command}`);
+    return body;
+  });
+  return { code, out: out.join('\n') };
+}
+
 // Usage and configuration mistakes are exit 2 with a message that names the flag or variable and says
-// what to do; nothing runs.
+// what to do, followed by that command's usage; nothing runs.
 describe('khrun CLI usage errors', () => {
   it.each([
-    [['frobnicate'], {}, /unknown command "frobnicate"/],
-    [['run', '--bogus'], {}, /Unknown option '--bogus'/],
-    [['run'], {}, /khrun: --check: the name of the khcheck to run is required; give --check or CHECK_NAME/],
-    [['run', '--check', 'x', '-o', 'yaml'], {}, /--output="yaml": must be text or json/],
+    [['frobnicate'], {}, /unknown command "frobnicate"/, 'usage: khrun <command>'],
+    [['run', '--bogus'], {}, /^khrun: unknown flag --bogus for "run"$/m, 'usage: khrun run'],
+    [
+      ['run'],
+      {},
+      /khrun: --check: the name of the khcheck to run is required; give --check or CHECK_NAME/,
+      'usage: khrun run',
+    ],
+    [
+      ['run', '--check', 'x', '-o', 'wide'],
+      {},
+      /--output="wide": must be text, json or yaml/,
+      'usage: khrun run',
+    ],
     [
       ['run', '--check', 'x', '--report-port', '70000'],
       {},
       /--report-port="70000": must be a TCP port number/,
+      'usage: khrun run',
     ],
     [
       ['run', '--check', 'x'],
       { KHRUN_LEASE_SECONDS: 'abc' },
       /KHRUN_LEASE_SECONDS="abc": must be a positive/,
+      'usage: khrun run',
     ],
-    [['run', '--check', 'x'], {}, /KUBECONFIG="\/nonexistent\/kubeconfig": cannot be used/],
-    [['tick', '--mode', 'cron'], {}, /--mode="cron": must be job or lambda/],
+    [
+      ['run', '--check', 'x'],
+      {},
+      /KUBECONFIG="\/nonexistent\/kubeconfig": cannot be used/,
+      'usage: khrun run',
+    ],
+    [['tick', '--mode', 'cron'], {}, /--mode="cron": must be job or lambda/, 'usage: khrun tick'],
     [
       ['tick'],
       { KHRUN_FIRST_RUN_JITTER: 'soon' },
       /KHRUN_FIRST_RUN_JITTER="soon": must be a non-negative Go/,
+      'usage: khrun tick',
     ],
     [
       ['sync'],
       { KHRUN_NAMESPACE: 'Not_A_Namespace' },
       /KHRUN_NAMESPACE="Not_A_Namespace": is not a namespace/,
+      'usage: khrun sync',
     ],
-    [['serve', '--port', '8o8o'], {}, /--port="8o8o": must be a TCP port number, 0 to 65535/],
-    [['local', 'down'], {}, /the local command has one subcommand: local up/],
-  ])(
-    'khrun %j (env %j) exits 2',
-    async (args, env, message) => {
-      const result = await cli(args, env);
-      expect(result.code).toBe(2);
-      expect(result.out).toMatch(message);
-      expect(result.out).toContain('usage: khrun <command>');
+    [
+      ['serve', '--port', '8o8o'],
+      {},
+      /--port="8o8o": must be a TCP port number, 0 to 65535/,
+      'usage: khrun serve',
+    ],
+    [['local', 'down'], {}, /the local command has one subcommand: local up/, 'usage: khrun local up'],
+  ])('khrun %j (env %j) exits 2', async (args, env, message, usage) => {
+    const result = await cli(args, env);
+    expect(result.code).toBe(2);
+    expect(result.out).toMatch(message);
+    expect(result.out).toContain(usage);
+  });
+});
+
+// The real entrypoint: streams, exit codes, and the bug this started from (`khrun run --help` said
+// "Unknown option '--help'" and exited 2).
+describe('the khrun process', () => {
+  it(
+    '`khrun run --help` prints the run usage on stdout and exits 0, as `khrun help run` does',
+    async () => {
+      const help = await spawnCli(['run', '--help']);
+      expect(help).toMatchObject({ code: 0, stderr: '' });
+      expect(help.stdout).toMatch(/^usage: khrun run --check NAME \[flags\]\n/);
+      expect(help.stdout).toContain('-n, --namespace NS');
+      expect((await spawnCli(['help', 'run'])).stdout).toBe(help.stdout);
     },
     SPAWNS_MS,
   );
 
   it(
-    'prints the usage with exit 0 for help, 2 without a command',
+    'an unknown flag: its name and the command’s usage on stderr, nothing on stdout, exit 2',
     async () => {
-      expect(await cli(['help'])).toMatchObject({
-        code: 0,
-        out: expect.stringMatching(/^usage: khrun <command>/),
-      });
-      expect((await cli([])).code).toBe(2);
+      const result = await spawnCli(['status', '--bogus']);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(
+        /^khrun: unknown flag --bogus for "status"\n\nusage: khrun status \[flags\]/,
+      );
+    },
+    SPAWNS_MS,
+  );
+
+  it(
+    'an old spelling warns on stderr and still counts; no command is exit 2',
+    async () => {
+      const result = await spawnCli(['tick', '--namespaces', 'a,b']);
+      expect(result.stderr.split('\n')[0]).toBe('khrun: --namespaces is deprecated; use -n/--namespace a,b');
+      expect(result.code).toBe(2); // the nonexistent kubeconfig, after the warning
+      expect((await spawnCli([])).code).toBe(2);
     },
     SPAWNS_MS,
   );

@@ -148,3 +148,28 @@ describe('run options: the CLI and the runCheck Lambda agree', () => {
     });
   });
 });
+
+describe('run: -n is one namespace, -A is an error, -o text|json|yaml', () => {
+  it('takes -n NS; a comma list and -A say a run is one check', () => {
+    expect(cli({}, { namespace: 'team-b' }).namespace).toBe('team-b');
+    const list = configError(() => cli({}, { namespace: 'a,b' }));
+    expect(list.setting).toBe('--namespace');
+    expect(list.message).toBe(
+      '--namespace="a,b": a run is one check in one namespace, not a list; give one namespace, such as -n a',
+    );
+    const all = configError(() =>
+      runOptions({ flags: { check: 'c', 'all-namespaces': true }, env: { ...cliEnv } }),
+    );
+    expect(all.message).toBe(
+      '--all-namespaces: a run is one check in one namespace; give -n NS (else CHECK_NAMESPACE, else the kubeconfig context namespace)',
+    );
+  });
+
+  it('prints text by default, json or yaml with -o', () => {
+    expect(cli({}).output).toBe('text');
+    expect(cli({}, { output: 'yaml' }).output).toBe('yaml');
+    expect(configError(() => cli({}, { output: 'wide' })).message).toBe(
+      '--output="wide": must be text, json or yaml; the default is text',
+    );
+  });
+});

@@ -125,3 +125,37 @@ describe('tick options: the CLI and the tick Lambda agree', () => {
     expect(configError(() => sync({}, { output: 'table' })).setting).toBe('--output');
   });
 });
+
+describe('tick and sync scope: -n A,B or -A, the same as serve and status', () => {
+  it('-n takes a list; -A means every namespace, over KHRUN_NAMESPACES; neither: KHRUN_NAMESPACES, else all', () => {
+    for (const build of [tick, sync]) {
+      expect(build({}, { namespace: 'a,b' }).scope).toEqual({ namespaces: ['a', 'b'] });
+      expect(build({ KHRUN_NAMESPACES: 'x' }, {}).scope).toEqual({ namespaces: ['x'] });
+      expect(build({ KHRUN_NAMESPACES: 'x' }, { namespace: 'a' }).scope).toEqual({ namespaces: ['a'] });
+      expect(
+        (build === tick ? tickOptions : syncOptions)({
+          flags: { 'all-namespaces': true },
+          env: { KUBECONFIG: ctx.path, KHRUN_NAMESPACES: 'x' },
+        }).scope,
+      ).toBe('all');
+      expect(build({}, {}).scope).toBe('all');
+      // The old spelling reads the same (the CLI warns about it).
+      expect(build({}, { namespaces: 'old' }).scope).toEqual({ namespaces: ['old'] });
+    }
+  });
+
+  it('-n with -A contradicts itself', () => {
+    const error = configError(() =>
+      syncOptions({ flags: { namespace: 'a', 'all-namespaces': true }, env: { KUBECONFIG: ctx.path } }),
+    );
+    expect(error.message).toBe(
+      '--all-namespaces: contradicts --namespace="a"; give -n NS[,NS] for some namespaces or -A for all, not both',
+    );
+  });
+
+  it('-o: tick text|json|yaml, sync text|yaml|json', () => {
+    expect(tick({}, { output: 'yaml' }).output).toBe('yaml');
+    expect(sync({}, { output: 'json' }).output).toBe('json');
+    expect(configError(() => tick({}, { output: 'wide' })).setting).toBe('--output');
+  });
+});

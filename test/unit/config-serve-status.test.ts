@@ -140,7 +140,26 @@ describe('status and describe', () => {
     });
     expect(status({}, { NO_COLOR: '1' }).color).toBe(false);
     expect(status({}, {}, false)).toMatchObject({ namespaces: [], output: 'table', color: false });
-    expect(configError(() => status({ output: 'yaml' })).setting).toBe('--output');
+    expect(configError(() => status({ output: 'table2' })).setting).toBe('--output');
+    expect(status({ output: 'yaml' }).output).toBe('yaml');
+  });
+
+  it('status: -n A,B or -A (the default: every namespace); -w follows changes', () => {
+    const status = (flags: Record<string, string | boolean>) =>
+      statusOptions({ flags, env: { KUBECONFIG: ctx.path }, terminal: false });
+    expect(status({ 'all-namespaces': true }).namespaces).toEqual([]);
+    expect(status({}).namespaces).toEqual([]);
+    expect(status({ namespace: 'a' })).toMatchObject({ namespaces: ['a'], watch: false });
+    expect(status({ watch: true }).watch).toBe(true);
+    expect(configError(() => status({ namespace: 'a', 'all-namespaces': true })).setting).toBe(
+      '--all-namespaces',
+    );
+  });
+
+  it('serve: -n A,B, -A, or the old --namespaces', () => {
+    expect(serve({}, { namespace: 'a,b' }).scope).toEqual({ namespaces: ['a', 'b'] });
+    expect(serve({ KHRUN_NAMESPACES: 'x' }, { 'all-namespaces': true }).scope).toBe('all');
+    expect(serve({}, { namespaces: 'old' }).scope).toEqual({ namespaces: ['old'] });
   });
 
   it('describe: one check, in the check namespace as `khrun run` finds it', () => {
@@ -156,5 +175,8 @@ describe('status and describe', () => {
     );
     expect(configError(() => describe([])).problem).toBe('describe takes exactly one check name');
     expect(configError(() => describe(['a', 'b'])).value).toBe('a b');
+    expect(configError(() => describe(['c'], { namespace: 'a,b' })).problem).toBe(
+      'describe shows one check in one namespace, not a list',
+    );
   });
 });

@@ -1,7 +1,13 @@
 import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { renderDescribe, runTimeline } from '../../lib/commands/describe.ts';
-import { renderStatusTable, statusRows } from '../../lib/commands/status.ts';
+import {
+  renderStatusTable,
+  type StatusRow,
+  statusColumnWidths,
+  statusRows,
+} from '../../lib/commands/status.ts';
+import { statusChanges, watchEventJson, watchTableLine } from '../../lib/commands/status-watch.ts';
 import {
   formatTable,
   humanDuration,
@@ -102,6 +108,84 @@ describe('khrun status table', () => {
     const line = renderStatusTable(long, { nowMs: NOW, color: false, wide: false }).split('\n')[1] ?? '';
     expect(line.endsWith(`${'e'.repeat(79)}…`)).toBe(true);
     expect(renderStatusTable(long, { nowMs: NOW, color: false, wide: true })).toContain('e'.repeat(200));
+  });
+});
+
+describe('khrun status --watch: one line per changed check, as kubectl get -w', () => {
+  const before = statusRows(checks, states);
+  const byKey = (rows: readonly StatusRow[]) => new Map(rows.map((r) => [`${r.namespace}/${r.name}`, r]));
+  const failing = ran(
+    'kuberhealthy',
+    'dns',
+    { OK: false, Errors: ['boom\nagain'], RunDuration: '2s', LastRun: '2024-03-05T10:29:00Z' },
+    { [ANNOTATION.consecutiveFailures]: '1' },
+  );
+  // A run claimed on deployment: only -o wide shows it (RUNNING); a lease renewal changes nothing shown.
+  const claimed = structuredClone(states[1]!);
+  claimed.metadata.annotations = {
+    ...claimed.metadata.annotations,
+    [ANNOTATION.run]: JSON.stringify({
+      uuid: '6f1c2a7e-3b4d-4e5f-8a9b-0c1d2e3f4a5b',
+      startedAtMs: NOW - 5_000,
+      deadlineMs: NOW + 60_000,
+      pod: 'deployment-1',
+      runner: 'khrun-x',
+      leaseUntilMs: NOW + 30_000,
+    }),
+  };
+
+  it('reports a changed result, and nothing for a write that changes nothing shown', () => {
+    const after = statusRows(checks, [failing, claimed, states[2]!]);
+    expect(statusChanges(byKey(before), after, false)).toEqual([
+      {
+        type: 'MODIFIED',
+        row: expect.objectContaining({ name: 'dns', ok: false, firstError: 'boom\nagain' }),
+      },
+    ]);
+    expect(statusChanges(byKey(before), after, true).map((c) => [c.type, c.row.name])).toEqual([
+      ['MODIFIED', 'deployment'],
+      ['MODIFIED', 'dns'],
+    ]);
+    expect(statusChanges(byKey(before), before, true)).toEqual([]);
+  });
+
+  it('reports khstates that appear and disappear', () => {
+    const fresh = ran('team-c', 'new', { OK: true, RunDuration: '1s', LastRun: '2024-03-05T10:29:59Z' });
+    const after = statusRows(checks, [states[0]!, states[1]!, fresh]);
+    expect(statusChanges(byKey(before), after, false).map((c) => [c.type, c.row.name])).toEqual([
+      ['DELETED', 'orphan'],
+      ['ADDED', 'new'],
+    ]);
+  });
+
+  it('prints a change in the columns of the table printed first, without the header', () => {
+    const widths = statusColumnWidths(before, { nowMs: NOW, wide: false });
+    const row = statusRows(checks, [failing]).find((r) => r.name === 'dns')!;
+    expect(watchTableLine(row, { nowMs: NOW, color: false, wide: false, widths })).toBe(
+      'dns                   kuberhealthy   false   60s        2s         1          boom again',
+    );
+  });
+
+  it('-o json: one object per change, on one line', () => {
+    const row = statusRows(checks, [failing]).find((r) => r.name === 'dns')!;
+    const json = watchEventJson({ type: 'MODIFIED', row });
+    expect(json).not.toContain('\n ');
+    expect(JSON.parse(json)).toEqual({
+      type: 'MODIFIED',
+      check: 'kuberhealthy/dns',
+      namespace: 'kuberhealthy',
+      name: 'dns',
+      hasRun: true,
+      ok: false,
+      lastRun: '2024-03-05T10:29:00.000Z',
+      durationMs: 2_000,
+      consecutiveFailures: 1,
+      error: 'boom\nagain',
+      outcome: '',
+      node: 'node-1',
+      runningSince: null,
+      orphan: false,
+    });
   });
 });
 

@@ -1,0 +1,58 @@
+import type { CommandSpec } from './flags.ts';
+import { HELP_ONLY } from './flags.ts';
+
+// The developer commands' descriptions, apart from their bodies (dev.ts): `khrun help` lists them and
+// parses their flags in every build, while their bodies (the local cluster, esbuild) load only from a
+// checkout.
+
+export const localSpec: CommandSpec = {
+  name: 'local',
+  args: 'up',
+  summary: '(dev) run the local cluster in the foreground; writes DIR/kubeconfig',
+  description:
+    'Starts the local cluster (etcd, kube-apiserver, controller manager, scheduler, the process kubelet) ' +
+    'and keeps it up until Ctrl-C, then tears it down. The first run builds the binaries from the Go module ' +
+    'proxy (minutes on 2 cores); later runs take them from the cache.',
+  flags: {
+    dir: { type: 'string', value: 'DIR', help: 'where to write the kubeconfig (default .khrun/local)' },
+    'image-map': {
+      type: 'string',
+      value: 'FILE',
+      help: "what containers without command run: their image's ENTRYPOINT and CMD (YAML or JSON; README)",
+    },
+    ...HELP_ONLY,
+  },
+  env: ['KUBEBUILDER_ASSETS', 'KHRUN_CACHE_DIR', 'XDG_CACHE_HOME'],
+  dev: true,
+};
+
+export const demoSpec: CommandSpec = {
+  name: 'demo',
+  summary: '(dev) start the local cluster, run the example checks once, print the outcomes, tear down',
+  description:
+    'What `npm start` runs: the local cluster, the example khchecks of infra/examples, one `khrun run` of ' +
+    'each, a table of their outcomes read back from the khstates, then a full teardown.',
+  flags: HELP_ONLY,
+  env: ['KUBEBUILDER_ASSETS', 'KHRUN_CACHE_DIR', 'XDG_CACHE_HOME'],
+  dev: true,
+};
+
+export const buildSpec: CommandSpec = {
+  name: 'build',
+  summary: '(dev) bundle functions/ (the CLI and the Lambda handlers) with esbuild',
+  description:
+    'Bundles each entrypoint of functions/ into one minified ESM file for Node 20 with a source map, ' +
+    'writes meta.json and prints the sizes; with --measure, also the cold import time of each bundle.',
+  flags: {
+    outdir: { type: 'string', value: 'DIR', help: 'where to write the bundles (default dist/)' },
+    measure: {
+      type: 'string',
+      value: 'N',
+      help: 'import each bundle in N fresh Node processes; print the median',
+    },
+    ...HELP_ONLY,
+  },
+  dev: true,
+};
+
+export const DEV_SPECS: readonly CommandSpec[] = [localSpec, demoSpec, buildSpec];
