@@ -9,10 +9,11 @@ import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluste
 import { buildTestBundles } from './helpers/deploy.ts';
 import { createCheck, nodeContainer, readState } from './helpers/khrun.ts';
 
-// The three Lambda handlers, as bundled, invoked locally with the events AWS sends them, against the
-// local cluster: EventBridge's scheduled event to tick; tick's asynchronous Invoke (received by a
-// stand-in for the Lambda API that runs runCheck); runCheck's checker pod reporting to a stand-in for
-// the report function's URL, which turns each request into the function URL event (payload 2.0).
+// The Lambda handlers, as bundled, invoked locally with the events AWS sends them, against the local
+// cluster: EventBridge's scheduled event to tick; tick's asynchronous Invoke (received by a stand-in for
+// the Lambda API that runs runCheck); runCheck's checker pod reporting to a stand-in for the report
+// function's URL, which turns each request into the function URL event (payload 2.0); the trigger's
+// IAM-authenticated function URL event, handed to runCheck through the same Invoke API.
 
 // biome-ignore lint/suspicious/noExplicitAny: each handler returns its own JSON shape; tests read fields.
 type Handler<E> = (event: E, context: Context) => Promise<any>;
@@ -22,6 +23,7 @@ let tick: Handler<ScheduledEvent>;
 let runCheck: Handler<{ checkName: string; namespace: string }>;
 let report: Handler<APIGatewayProxyEventV2>;
 let status: Handler<APIGatewayProxyEventV2>;
+let trigger: Handler<APIGatewayProxyEventV2>;
 let lambdaApi: Server;
 let functionUrl: Server;
 const invocations: Array<{
@@ -128,11 +130,12 @@ beforeAll(async () => {
     POWERTOOLS_LOG_LEVEL: 'WARN',
   });
   const load = async (name: string) => (await import(pathToFileURL(join(dist, `${name}.mjs`)).href)).handler;
-  [tick, runCheck, report, status] = await Promise.all([
+  [tick, runCheck, report, status, trigger] = await Promise.all([
     load('lambda-tick'),
     load('lambda-run-check'),
     load('lambda-report'),
     load('lambda-status'),
+    load('lambda-trigger'),
   ]);
 }, 180_000);
 
@@ -213,6 +216,106 @@ describe('Lambda handlers against the local cluster', () => {
       context('khrun-test-runCheck', 60_000),
     );
     expect(second).toMatchObject({ result: 'recorded', kind: 'Succeeded', adopted: true });
+  }, 120_000);
+
+  it('trigger (function URL, AWS_IAM) hands POST /api/run to runCheck asynchronously and answers 202', async () => {
+    await createCheck(
+      kc,
+      ns,
+      'via-trigger',
+      { containers: [headerReporter(0)] },
+      { runInterval: '5m', timeout: '60s' },
+    );
+    const urlEvent = (query: string, iam: boolean, method = 'POST') =>
+      ({
+        version: '2.0',
+        routeKey: '$default',
+        rawPath: '/api/run',
+        rawQueryString: query,
+        headers: {
+          authorization: 'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/eu-west-1/lambda/aws4_request',
+        },
+        isBase64Encoded: false,
+        requestContext: {
+          http: {
+            method,
+            path: '/api/run',
+            protocol: 'HTTP/1.1',
+            sourceIp: '203.0.113.9',
+            userAgent: 'curl',
+          },
+          // What Lambda puts here once it has verified the SigV4 signature of an AWS_IAM function URL.
+          ...(iam
+            ? {
+                authorizer: {
+                  iam: {
+                    accessKey: 'AKIDEXAMPLE',
+                    accountId: '123456789012',
+                    callerId: 'AROAEXAMPLE:gha',
+                    cognitoIdentity: null,
+                    principalOrgId: '',
+                    userArn: 'arn:aws:sts::123456789012:assumed-role/khrun-trigger/gha',
+                    userId: 'AROAEXAMPLE:gha',
+                  },
+                },
+              }
+            : {}),
+        },
+      }) as unknown as APIGatewayProxyEventV2;
+    const before = invocations.length;
+
+    // Refused before anything is invoked: no IAM identity (a URL deployed with NONE), a bad name, GET.
+    const open = await trigger(
+      urlEvent(`namespace=${ns}&healthcheck=via-trigger`, false),
+      context('khrun-test-trigger'),
+    );
+    expect(open.statusCode).toBe(401);
+    expect(
+      (
+        await trigger(
+          urlEvent(`namespace=${ns}&healthcheck=Via_Trigger`, true),
+          context('khrun-test-trigger'),
+        )
+      ).statusCode,
+    ).toBe(400);
+    expect(
+      (
+        await trigger(
+          urlEvent(`namespace=${ns}&healthcheck=via-trigger`, true, 'GET'),
+          context('khrun-test-trigger'),
+        )
+      ).statusCode,
+    ).toBe(405);
+    expect(
+      (
+        await trigger(
+          urlEvent('namespace=kube-system&healthcheck=via-trigger', true),
+          context('khrun-test-trigger'),
+        )
+      ).statusCode,
+    ).toBe(403);
+    expect(invocations).toHaveLength(before);
+
+    const accepted = await trigger(
+      urlEvent(`namespace=${ns}&healthcheck=via-trigger`, true),
+      context('khrun-test-trigger'),
+    );
+    expect(accepted.statusCode).toBe(202);
+    expect(JSON.parse(accepted.body ?? '')).toEqual({
+      check: `${ns}/via-trigger`,
+      accepted: true,
+      invocation: expect.stringMatching(/^async-/),
+    });
+    expect(invocations).toHaveLength(before + 1);
+    const invocation = invocations.at(-1);
+    expect(invocation?.path).toBe('/2015-03-31/functions/khrun-test-runCheck/invocations');
+    expect(invocation?.headers['x-amz-invocation-type']).toBe('Event');
+    expect(await invocation?.result).toMatchObject({
+      check: `${ns}/via-trigger`,
+      result: 'recorded',
+      kind: 'Succeeded',
+    });
+    expect(readLastOutcome(await readState(kc, ns, 'via-trigger'))).toMatchObject({ kind: 'Succeeded' });
   }, 120_000);
 
   it('report answers like the report endpoint: GET 200, other paths 404, malformed bodies 400', async () => {
