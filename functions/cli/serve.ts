@@ -11,8 +11,9 @@ export const serve: CliCommand = {
     summary: 'the report endpoint as a long-running server, with the status routes and metrics',
     description:
       'Serves the report endpoint (/externalCheckStatus) for checker pods, the status JSON and page at /, ' +
-      '/status and /json, Prometheus metrics at /metrics, and /healthz and /readyz. On SIGTERM /readyz ' +
-      'answers 503, requests in flight get the drain time, then it exits 0.',
+      '/status and /json, Prometheus metrics at /metrics, and /healthz and /readyz; with a trigger token ' +
+      '(KHRUN_TRIGGER_TOKEN_FILE or KHRUN_TRIGGER_TOKEN), POST /api/run starts a run of a check. On SIGTERM ' +
+      '/readyz answers 503, requests and triggered runs in flight get the drain time, then it exits 0.',
     flags: {
       ...commonFlags({
         namespaces: {
@@ -65,6 +66,13 @@ export const serve: CliCommand = {
       'KHRUN_SERVE_PORT',
       'KHRUN_SUPPRESS_ERROR_LABEL',
       'KHRUN_ERROR_LABEL_MAX_BYTES',
+      'KHRUN_TRIGGER_TOKEN_FILE',
+      'KHRUN_TRIGGER_TOKEN',
+      'KHRUN_TRIGGER_MAX_RUNS',
+      'KHRUN_TRIGGER_MAX_WAIT_SECONDS',
+      'KH_EXTERNAL_REPORTING_URL',
+      'POD_IP',
+      'KHRUN_LEASE_SECONDS',
       'POD_NAME',
       'POWERTOOLS_LOG_LEVEL',
     ],
