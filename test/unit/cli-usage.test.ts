@@ -193,9 +193,11 @@ describe('old spellings keep working for one release, with a warning', () => {
 describe('the README spells every command as the parser accepts it', () => {
   const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
   const names = ALL_SPECS.map((s) => s.name).join('|');
-  // `khrun NAME ...` up to the end of the code span, the line or a shell comment; [optional] groups and
+  // A command line: `khrun NAME ...` (or `npx khrun`) opening a code line or an inline code span (not
+  // prose, nor a shell comment), up to the end of the span, the line or a comment; [optional] groups and
   // a|b alternatives are taken as written, all of them at once (the parser only checks spelling).
-  const lines = [...readme.matchAll(new RegExp(`khrun (${names})\\b([^\`\\n#]*)`, 'g'))].map((m) => ({
+  const commandLine = new RegExp(`(?:^|\`)[ \\t]*(?:npx )?khrun (${names})\\b([^\`\\n#]*)`, 'gm');
+  const lines = [...readme.matchAll(commandLine)].map((m) => ({
     name: m[1] ?? '',
     args: (m[2] ?? '')
       .replace(/[[\]]/g, '')
