@@ -163,7 +163,9 @@ describe('serverless.yml, packaged with osls', () => {
       .map(([, v]) => v.Properties)
       .filter((u) => u.TargetFunctionArn['Fn::GetAtt']?.[0] === 'TriggerLambdaFunction');
     expect(urls).toEqual([expect.objectContaining({ AuthType: 'AWS_IAM' })]);
-    expect(plain.resources.TriggerLambdaFunction?.Properties.Handler).toBe('functions/lambda-trigger.handler');
+    expect(plain.resources.TriggerLambdaFunction?.Properties.Handler).toBe(
+      'functions/lambda-trigger.handler',
+    );
     // No resource policy lets anyone in: callers need lambda:InvokeFunctionUrl in their own IAM policy.
     const perms = ofType(plain.resources, 'AWS::Lambda::Permission')
       .map(([, v]) => v.Properties)
