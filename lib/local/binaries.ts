@@ -1,6 +1,6 @@
 import { access, constants, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { goBuild, goVersion } from './go-build.ts';
+import { goBuild, goVersion, type Terminal } from './go-build.ts';
 
 /** Paths of the control-plane binaries; the controller manager and scheduler may be absent (see notices). */
 export interface ClusterBinaries {
@@ -22,6 +22,8 @@ export interface BinaryOptions {
   /** infra/build: the committed wrapper Go modules. */
   buildDir: string;
   onProgress?: (line: string) => void;
+  /** A person's terminal: builds draw a progress bar there instead of a line per 100 packages. */
+  terminal?: Terminal;
   signal?: AbortSignal;
 }
 
@@ -76,6 +78,7 @@ export async function resolveBinaries(opts: BinaryOptions): Promise<ClusterBinar
         output: partial,
         ldflags,
         onProgress: progress,
+        terminal: opts.terminal,
         signal: opts.signal,
       });
       await rename(partial, target);
@@ -217,6 +220,7 @@ async function cachedBuild(
       output: partial,
       ldflags: tool.ldflags,
       onProgress: progress,
+      terminal: opts.terminal,
       signal: opts.signal,
     });
     await rename(partial, target);

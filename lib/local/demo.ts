@@ -31,6 +31,7 @@ export async function demoCommand(opts: DemoOptions): Promise<number> {
     buildDir: join(opts.root, 'infra/build'),
     crdDir: join(opts.root, 'infra/crds'),
     onProgress: log,
+    terminal: { isTTY: Boolean(process.stderr.isTTY), write: (text) => process.stderr.write(text) },
     signal: opts.signal,
   });
   try {

@@ -30,6 +30,7 @@ export async function localUpCommand(opts: LocalUpOptions): Promise<number> {
     // Slot 0, always: a second `local up` must fail clearly.
     slot: 0,
     onProgress: (line) => process.stderr.write(`${line}\n`),
+    terminal: { isTTY: Boolean(process.stderr.isTTY), write: (text) => process.stderr.write(text) },
     signal: opts.signal,
   });
   const kubeconfig = join(opts.dir, 'kubeconfig');
