@@ -152,7 +152,7 @@ describe('khrun local up', () => {
     const result = await khrunRunFromLaptop([
       '--check',
       'from-laptop',
-      '--namespace',
+      '-n',
       'laptop',
       '--kubeconfig',
       join(dir, 'kubeconfig'),
@@ -180,7 +180,7 @@ describe('khrun local up', () => {
     const result = await khrunRunFromLaptop([
       '--check',
       'from-laptop',
-      '--namespace',
+      '-n',
       'laptop',
       '--kubeconfig',
       plain,
