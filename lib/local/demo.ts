@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { BatchV1Api, type KubeConfig, type V1CronJob, type V1Job } from '@kubernetes/client-node';
+import { buildBundles } from '../build/bundle.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import { applyObjects, loadManifests } from '../kube/apply.ts';
 import { waitForSet } from '../kube/list-watch.ts';
@@ -18,108 +18,120 @@ export interface DemoOptions {
 }
 
 const NAMESPACE = 'kuberhealthy';
+const TICK_CRONJOB = 'khrun-tick';
+const RECORD_TIMEOUT_MS = 180_000;
 
 /**
- * `npm start`: the local cluster, the example khchecks of infra/examples, one iteration of each through the
- * real entrypoint (a `khrun run` process per check, at the same time), a table of the khstates, teardown.
+ * `npm start`: khrun the way it runs in a cluster, on the local cluster. The bundles are built (the
+ * process kubelet runs image `khrun` as the local build of the image's entrypoint), infra/deploy and the
+ * example khchecks are applied unchanged, a tick is started at once from the tick CronJob (as
+ * `kubectl create job --from=cronjob/khrun-tick` does, without the first-run jitter), it dispatches one
+ * runner Job per check, each checker reports, and the outcomes recorded in the khstates are printed.
  */
 export async function demoCommand(opts: DemoOptions): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
+  const distDir = join(opts.root, '.khrun/demo-dist');
+  log('building the bundles (the image khrun runs them)');
+  await buildBundles({ root: opts.root, outdir: distDir });
   const cluster = await startLocalCluster({
     kubebuilderAssets: opts.kubebuilderAssets,
     cacheDir: opts.cacheDir,
     buildDir: join(opts.root, 'infra/build'),
     crdDir: join(opts.root, 'infra/crds'),
+    khrunDistDir: distDir,
     onProgress: log,
     terminal: { isTTY: Boolean(process.stderr.isTTY), write: (text) => process.stderr.write(text) },
     signal: opts.signal,
   });
   try {
     const kc = cluster.kubeConfig;
-    log(`local cluster up (Kubernetes ${cluster.kubernetesVersion}); applying infra/examples`);
-    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: NAMESPACE } } });
-    await waitForSet({
-      kc,
-      path: `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`,
-      fieldSelector: 'metadata.name=default',
-      timeoutMs: 30_000,
-      description: 'the default ServiceAccount of the example namespace',
-      decide: (items) => (items.size > 0 ? true : undefined),
-    });
-    const dir = join(opts.root, 'infra/examples');
-    // kustomization.yaml is kustomize's index of these files, not an object to apply.
-    const files = (await readdir(dir))
-      .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
-      .sort();
-    const objects = await loadManifests(files.map((f) => join(dir, f)));
-    await applyObjects(kc, objects);
-    const checks = objects.filter((o) => o.kind === 'KuberhealthyCheck').map((o) => o.metadata?.name ?? '');
-
-    log(`running ${checks.length} checks: ${checks.join(', ')}`);
-    const exits = await Promise.all(
-      checks.map((check) =>
-        runEntrypoint(opts.root, cluster.kubeconfigPath, cluster.hostIp, check, opts.signal),
-      ),
+    log(
+      `local cluster up (Kubernetes ${cluster.kubernetesVersion}); applying infra/deploy and infra/examples`,
     );
-
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const rows = [['CHECK', 'OK', 'OUTCOME', 'DURATION', 'EXIT', 'FAILURES', 'ERROR']];
-    for (const [i, check] of checks.entries()) {
-      const state = (await custom.getNamespacedCustomObject({
-        group: KH_GROUP,
-        version: KH_VERSION,
-        namespace: NAMESPACE,
-        plural: KHSTATE_PLURAL,
-        name: check,
-      })) as KhState;
-      const outcome = readLastOutcome(state);
-      rows.push([
-        `${NAMESPACE}/${check}`,
-        String(state.spec.OK),
-        outcome?.kind ?? '-',
-        state.spec.RunDuration,
-        String(exits[i]),
-        String(readConsecutiveFailures(state)),
-        state.spec.Errors[0] ?? '',
-      ]);
-    }
-    opts.write(formatTable(rows));
-    return exits.every((code) => code === 0) ? EXIT.ok : EXIT.runnerError;
+    const checks = await applyDeployAndExamples(kc, opts.root);
+    const tickJob = await startTick(kc);
+    log(`tick Job ${tickJob} started from CronJob ${TICK_CRONJOB}; waiting for ${checks.length} outcomes`);
+    const states = await waitForOutcomes(kc, checks, opts.signal);
+    const runners = await runnerJobs(kc);
+    log(`the tick dispatched ${runners.length} runner Jobs: ${runners.join(', ')}`);
+    opts.write(outcomeTable(states));
+    return EXIT.ok;
   } finally {
     log('tearing the local cluster down');
     await cluster.stop();
   }
 }
 
-function runEntrypoint(
-  root: string,
-  kubeconfig: string,
-  reportHost: string,
-  check: string,
-  signal: AbortSignal,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        join(root, 'functions/khrun.mjs'),
-        'run',
-        '--check',
-        check,
-        '--namespace',
-        NAMESPACE,
-        '--kubeconfig',
-        kubeconfig,
-      ],
-      {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN', KHRUN_REPORT_HOST: reportHost },
-        signal,
-      },
-    );
-    child.once('error', reject);
-    child.once('exit', (code) => resolve(code ?? 1));
+/** infra/deploy's resources (the CRDs are installed already) and the example checks; the check names. */
+async function applyDeployAndExamples(kc: KubeConfig, root: string): Promise<string[]> {
+  const deploy = ['namespace.yaml', 'runner.yaml', 'tick.yaml'].map((f) => join(root, 'infra/deploy', f));
+  await applyObjects(kc, await loadManifests(deploy));
+  const dir = join(root, 'infra/examples');
+  // kustomization.yaml is kustomize's index of these files, not an object to apply.
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+  const objects = await loadManifests(files.map((f) => join(dir, f)));
+  await applyObjects(kc, objects);
+  return objects.filter((o) => o.kind === 'KuberhealthyCheck').map((o) => o.metadata?.name ?? '');
+}
+
+/** A Job from the tick CronJob's template, at once and without the first-run jitter. */
+async function startTick(kc: KubeConfig): Promise<string> {
+  const batch = kc.makeApiClient(BatchV1Api);
+  const cron: V1CronJob = await batch.readNamespacedCronJob({ name: TICK_CRONJOB, namespace: NAMESPACE });
+  const spec = structuredClone(cron.spec?.jobTemplate.spec);
+  const container = spec?.template.spec?.containers[0];
+  if (!spec || !container) throw new Error(`CronJob ${NAMESPACE}/${TICK_CRONJOB} has no job template`);
+  container.env = [...(container.env ?? []), { name: 'KHRUN_FIRST_RUN_JITTER', value: '0s' }];
+  const job: V1Job = {
+    metadata: {
+      name: `${TICK_CRONJOB}-demo`,
+      namespace: NAMESPACE,
+      annotations: { 'cronjob.kubernetes.io/instantiate': 'manual' },
+    },
+    spec,
+  };
+  await batch.createNamespacedJob({ namespace: NAMESPACE, body: job });
+  return job.metadata?.name ?? '';
+}
+
+/** Waits (by watch) until every check has a recorded outcome; the khstates, by check name. */
+function waitForOutcomes(kc: KubeConfig, checks: string[], signal: AbortSignal): Promise<KhState[]> {
+  return waitForSet<KhState, KhState[]>({
+    kc,
+    path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${NAMESPACE}/${KHSTATE_PLURAL}`,
+    timeoutMs: RECORD_TIMEOUT_MS,
+    signal,
+    description: `an outcome recorded for each of ${checks.join(', ')}`,
+    decide: (items) => {
+      const states = checks.map((c) => items.get(`${NAMESPACE}/${c}`));
+      const done = states.every((s) => s && readLastOutcome(s) && !s.metadata.annotations?.['khrun.dev/run']);
+      return done ? (states as KhState[]) : undefined;
+    },
   });
+}
+
+async function runnerJobs(kc: KubeConfig): Promise<string[]> {
+  const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: NAMESPACE });
+  return jobs.items
+    .map((j) => j.metadata?.name ?? '')
+    .filter((name) => !name.startsWith(TICK_CRONJOB))
+    .sort();
+}
+
+function outcomeTable(states: KhState[]): string {
+  const rows = [['CHECK', 'OK', 'OUTCOME', 'DURATION', 'FAILURES', 'RECORDED BY', 'ERROR']];
+  for (const state of states) {
+    rows.push([
+      `${NAMESPACE}/${state.metadata.name}`,
+      String(state.spec.OK),
+      readLastOutcome(state)?.kind ?? '-',
+      state.spec.RunDuration,
+      String(readConsecutiveFailures(state)),
+      state.spec.AuthoritativePod,
+      state.spec.Errors[0] ?? '',
+    ]);
+  }
+  return formatTable(rows);
 }
 
 export function formatTable(rows: string[][]): string {
