@@ -71,8 +71,20 @@ async function main(): Promise<number> {
   const table = `${lines.join('\n')}\n`;
   await mkdir(join(root, 'bench'), { recursive: true });
   await writeFile(join(root, 'bench/faults.md'), `# Fault and abuse suite\n\n${table}`);
-  process.stdout.write(`\n${table}\nwritten to bench/faults.md\n`);
+  await writeReadmeTable(table);
+  process.stdout.write(`\n${table}\nwritten to bench/faults.md and README.md (Reliability)\n`);
   return failed ? 1 : 0;
+}
+
+/** Replaces the README's table between its faults markers with the one this run measured. */
+async function writeReadmeTable(table: string) {
+  const path = join(root, 'README.md');
+  const readme = await readFile(path, 'utf8');
+  const begin = readme.indexOf('<!-- faults:begin');
+  const end = readme.indexOf('<!-- faults:end -->');
+  if (begin === -1 || end === -1) throw new Error('README.md has no <!-- faults:begin/end --> markers');
+  const afterBegin = readme.indexOf('\n', begin) + 1;
+  await writeFile(path, `${readme.slice(0, afterBegin)}${table}${readme.slice(end)}`);
 }
 
 process.exitCode = await main();

@@ -228,24 +228,28 @@ function attributedWrites(s: Awaited<ReturnType<typeof assess>>): string {
   return `${s.conflicts} of the runner's ${s.writes} khstate writes conflicted (409) and were retried, in ${s.loops} write loops (conflicts/writes per loop kind: ${s.perWriter}; each write attributed to its loop by its user agent in the audit log, each 409 matched to an attempt the runner logged); at most ${s.longest} conflicts in a row within one loop (${s.longestBy.join(', ')}; bound: ${MAX_ATTEMPTS} attempts per loop)`;
 }
 
+function gaveUpText(gaveUp: string[]): string {
+  return gaveUp.length === 0
+    ? 'all 4 runs recorded under fire'
+    : `${4 - gaveUp.length} runs recorded under fire, ${gaveUp.length} gave up when one loop hit ${MAX_ATTEMPTS} conflicts in a row (${gaveUp.join(', ')}; exit 1, run left in the khstate) and the next invocation recorded it`;
+}
+
 describe('another writer on the khstate while the runner and the report endpoint write', () => {
-  it('a busy writer (one patch every 50 ms per khstate): every run records its report, nothing lost', async () => {
+  it('a busy writer (one patch every 50 ms per khstate): retries stay bounded, every report recorded, nothing lost', async () => {
     const s = await assess(await stressed(['busy-a', 'busy-b', 'busy-c', 'busy-d'], 50));
-    expect(s.gaveUp).toEqual([]);
+    // On a loaded machine even a 50 ms writer can push one loop to its bound: that run exits 1 by design and
+    // the next invocation records it, which assess() checks. Correct code must not fail here for it.
     await recordFault({
       fault: 'conflicts: another writer patches each khstate every 50 ms during the runs (4 checks at once)',
       runs: 4,
-      outcome: `${s.otherWrites} other writes; ${attributedWrites(s)}; the report stored at attempt ≤ ${s.reportAttempts}; every report recorded by its run, the other writer's last write kept`,
+      outcome: `${s.otherWrites} other writes; ${attributedWrites(s)}; the report stored at attempt ≤ ${s.reportAttempts}; ${gaveUpText(s.gaveUp)}; every report recorded, the other writer's last write kept`,
       lost: s.lost,
     });
   }, 180_000);
 
   it('a hammering writer (patches back to back): retries stay bounded, and nothing is lost', async () => {
     const s = await assess(await stressed(['hammer-a', 'hammer-b', 'hammer-c', 'hammer-d'], 0));
-    const gaveUp =
-      s.gaveUp.length === 0
-        ? 'all 4 runs recorded under fire'
-        : `${4 - s.gaveUp.length} runs recorded under fire, ${s.gaveUp.length} gave up when one loop hit ${MAX_ATTEMPTS} conflicts in a row (${s.gaveUp.join(', ')}; exit 1, run left in the khstate) and the next invocation recorded it`;
+    const gaveUp = gaveUpText(s.gaveUp);
     await recordFault({
       fault:
         'conflicts: another writer patches each khstate back to back, as fast as the API answers (4 checks at once)',
