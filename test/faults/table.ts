@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FAULTS_OUT_ENV, type FaultRow } from '../integration/faults/helpers/fault-table.ts';
+import { FAULTS_OUT_ENV, type FaultRow, lostOf } from '../integration/faults/helpers/fault-table.ts';
 
 // `npm run faults`: runs the fault and abuse suite (test/integration/faults/*.test.ts on the local cluster,
 // and the report parser's fuzz test) with FAULTS_OUT_ENV set, so every scenario appends one measured row;
@@ -59,9 +59,12 @@ async function main(): Promise<number> {
   const failed = codes.some((c) => c !== 0);
   const cpu = cpus();
   const lines = [
-    '| fault | runs | outcome | lost |',
-    '|---|---:|---|---:|',
-    ...rows.map((r) => `| ${cell(r.fault)} | ${r.runs} | ${cell(r.outcome)} | ${r.lost} |`),
+    '| fault | runs | outcome | reported | recorded | lost |',
+    '|---|---:|---|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${cell(r.fault)} | ${r.runs} | ${cell(r.outcome)} | ${r.reported} | ${r.recorded} | ${lostOf(r)} |`,
+    ),
     '',
     `Measured by \`npm run faults\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
       `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, the local cluster (etcd, kube-apiserver, ` +

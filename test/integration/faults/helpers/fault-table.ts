@@ -14,8 +14,18 @@ export interface FaultRow {
   runs: number;
   /** What the system did about it, with the measured figures. */
   outcome: string;
-  /** Reports, outcomes or writes lost (expected: 0). */
-  lost: number;
+  /**
+   * Outcomes the checkers reported (genuine reports a checker sent, or a result a checker pod produced by
+   * exiting), counted by the test from what it sent or saw, not assumed.
+   */
+  reported: number;
+  /** Of those, how many the khstates hold as recorded outcomes (or stored reports), counted by reading them. */
+  recorded: number;
+}
+
+/** Lost = what checkers reported minus what the khstates hold; the table computes it, no test writes it. */
+export function lostOf(row: Pick<FaultRow, 'reported' | 'recorded'>): number {
+  return Math.max(0, row.reported - row.recorded);
 }
 
 /** Appends one row for the table; called at the end of a scenario, after its assertions passed. */
