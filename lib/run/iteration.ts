@@ -1,5 +1,6 @@
 import { validateCheck } from '../check/validate-check.ts';
 import { shortId } from '../core/ids.ts';
+import { type ReportingUrl, reportingUrlFor } from '../report/report-token.ts';
 import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
 import { executionError, type RunOutcome } from '../state/outcome.ts';
 import type { ValidCheck } from '../state/resources.ts';
@@ -16,8 +17,8 @@ export interface IterationConfig {
   checkName: string;
   /** Who runs this iteration; becomes AuthoritativePod. */
   runner: string;
-  /** The URL checker pods report to (KH_REPORTING_URL). */
-  reportingUrl: string;
+  /** The URL checker pods report to (KH_REPORTING_URL): fixed, or signed for each run (report-token.ts). */
+  reportingUrl: ReportingUrl;
   timings?: RunTimings;
   leaseMs?: number;
   keepFinishedPods?: number;
@@ -76,7 +77,9 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
   phase(adopted ? 'adopted' : 'claimed', { run: shortId(run.uuid) });
   await clearEarlierPods(deps, check, run.uuid, settings.keepFinishedPods);
   const reported = readAcceptedReport(acquired.state)?.uuid === run.uuid;
-  const pod = await ensureCheckerPod(deps, check, run, { adopted, reported, reportingUrl: cfg.reportingUrl });
+  const runRef = { namespace: check.namespace, checkName: check.name, uuid: run.uuid };
+  const reportingUrl = reportingUrlFor(cfg.reportingUrl, runRef);
+  const pod = await ensureCheckerPod(deps, check, run, { adopted, reported, reportingUrl });
   if (pod.kind === 'failed') {
     const outcome: RunOutcome = {
       kind: OutcomeKind.ExecutionError,
