@@ -79,8 +79,9 @@ describe('the report parser and gate under random input', () => {
     await recordFault({
       fault: `fuzz: report parser and gate, random bodies (fast-check, seed ${SEED})`,
       runs: total,
-      outcome: `${accepted} accepted, ${total - accepted} rejected with a reason; never threw; same body, same answer; no accepted report with OK=false and no error, a blank error, or OK=true with errors; accepted reports round-trip`,
-      lost: 0,
+      outcome: `${accepted} accepted, ${total - accepted} rejected with a reason; never threw; same body, same answer; no accepted report with OK=false and no error, a blank error, or OK=true with errors; accepted reports round-trip (pure functions: no checker, no khstate)`,
+      reported: 0,
+      recorded: 0,
     });
   });
 
@@ -161,8 +162,9 @@ describe('sameUuid, the report credential check', () => {
       fault: 'boundary: run UUID comparison (sameUuid) on random pairs',
       runs: RUNS * 2,
       outcome:
-        'agrees with string equality; every equal-length comparison goes through crypto.timingSafeEqual',
-      lost: 0,
+        'agrees with string equality; every equal-length comparison goes through crypto.timingSafeEqual (a pure function: no checker, no khstate)',
+      reported: 0,
+      recorded: 0,
     });
   });
 });

@@ -1,12 +1,12 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   CHECK_NAME_LABEL,
   CHECKER_POD_CHECK_ANNOTATION,
   KH_ENV,
   RUN_ID_LABEL,
 } from '../../../lib/check/pod-builder.ts';
-import { readActiveRun } from '../../../lib/state/khstate.ts';
+import { readActiveRun, readLastOutcome } from '../../../lib/state/khstate.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { checkerContainer } from './helpers/checker.ts';
@@ -20,6 +20,7 @@ import {
   startRunner,
   stopRunner,
 } from './helpers/khrun-process.ts';
+import { type ReportTally, recordedOf, startReportTally } from './helpers/report-tally.ts';
 
 // Boundaries: what a khcheck author controls (extra labels and annotations, the pod spec and its env)
 // cannot point khrun at another check's khstate or another namespace, nor replace the injected KH_*
@@ -29,14 +30,17 @@ import {
 const kc = adminKubeConfig();
 let ns: string;
 let ns2: string;
+let tally: ReportTally;
 const runners: Runner[] = [];
 
 beforeAll(async () => {
   ns = await freshNamespace(kc, 'f-bound');
   ns2 = await freshNamespace(kc, 'f-bound-other');
+  tally = await startReportTally(kc, inject('hostIp'));
 });
 afterAll(async () => {
   for (const r of runners) await stopRunner(r);
+  await tally?.close();
   await dropNamespace(kc, ns);
   await dropNamespace(kc, ns2);
 });
@@ -69,7 +73,7 @@ describe('what a khcheck cannot do', () => {
       'intruder',
       {
         initContainers: [forged({ name: 'init', image: 'busybox:1.36', command: ['sh', '-c', 'exit 0'] })],
-        containers: [forged(checkerContainer())],
+        containers: [forged(checkerContainer({ notifyUrl: tally.url('intruder') }))],
       },
       {
         extraLabels: { [RUN_ID_LABEL]: 'forged-run', [CHECK_NAME_LABEL]: 'victim', app: 'not-kuberhealthy' },
@@ -112,14 +116,16 @@ describe('what a khcheck cannot do', () => {
       fault:
         'boundary: a khcheck forging the check-name annotation, run-id and check-name labels and every KH_* variable (containers and init containers)',
       runs: 1,
-      outcome:
-        "all overridden in the created pod (labels, annotation, KH_RUN_UUID, KH_REPORTING_URL, deadline, namespace); the run reported and recorded as its own check; the victim checks' khstates (same and other namespace) not written",
-      lost: 0,
+      outcome: `all overridden in the created pod (labels, annotation, KH_RUN_UUID, KH_REPORTING_URL, deadline, namespace); the run recorded as its own check (${readLastOutcome(state)?.kind}); the victim checks' khstates (same and other namespace) not written`,
+      reported: tally.runs('intruder').length,
+      recorded: recordedOf(tally.runs('intruder'), [readLastOutcome(state)?.uuid]),
     });
   });
 
   it('run UUIDs never appear in full in the runner logs, at DEBUG, through a kill and an adoption', async () => {
-    await createCheck(kc, ns, 'quiet', { containers: [checkerContainer({ delayMs: 500 })] });
+    await createCheck(kc, ns, 'quiet', {
+      containers: [checkerContainer({ delayMs: 500, notifyUrl: tally.url('quiet') })],
+    });
     const debug = { POWERTOOLS_LOG_LEVEL: 'DEBUG', KHRUN_LEASE_SECONDS: '2' };
     const outputs: string[] = [];
     const plain = await run('quiet', ns, debug);
@@ -149,9 +155,10 @@ describe('what a khcheck cannot do', () => {
     }
     await recordFault({
       fault: 'boundary: run UUIDs in the runner logs at DEBUG (a run, a killed run, its adoption)',
-      runs: 3,
-      outcome: `${lines.length} JSON log lines and the results scanned (POWERTOOLS_LOG_LEVEL=DEBUG): the full UUIDs appear nowhere; the 8-character prefix correlates them`,
-      lost: 0,
+      runs: outputs.length,
+      outcome: `${lines.length} JSON log lines and the results of ${outputs.length} invocations (2 runs) scanned (POWERTOOLS_LOG_LEVEL=DEBUG): the full UUIDs appear nowhere; the 8-character prefix correlates them`,
+      reported: tally.runs('quiet').length,
+      recorded: recordedOf(tally.runs('quiet'), [first, second]),
     });
   });
 });

@@ -1,6 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
-import { type ActiveRun, readAcceptedReport, readActiveRun } from '../../../lib/state/khstate.ts';
+import {
+  type ActiveRun,
+  readAcceptedReport,
+  readActiveRun,
+  readLastOutcome,
+} from '../../../lib/state/khstate.ts';
 import type { KhState } from '../../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
@@ -8,6 +13,7 @@ import { checkerContainer } from './helpers/checker.ts';
 import { type FaultRow, ms, recordFault } from './helpers/fault-table.ts';
 import { checkPods, noLivePods, recordedOutcomes, stateProblems } from './helpers/invariants.ts';
 import { type Runner, type RunnerExit, resultOf, startRunner, stopRunner } from './helpers/khrun-process.ts';
+import { type ReportTally, recordedOf, startReportTally } from './helpers/report-tally.ts';
 
 // Crashes: the runner SIGKILLed at each phase of a run (the KHRUN_FAILPOINT_KILL_AT failpoint of
 // functions/cli.ts), then at random moments. After the next invocation: no live pod of the killed run,
@@ -16,6 +22,7 @@ import { type Runner, type RunnerExit, resultOf, startRunner, stopRunner } from 
 
 const kc = adminKubeConfig();
 let ns: string;
+let tally: ReportTally;
 const started: Runner[] = [];
 /** The rows, written in PHASES order (then the random kills) once the concurrent tests are done. */
 const phaseRows = new Map<string, FaultRow>();
@@ -28,9 +35,11 @@ const KILL_FROM_MS = 300;
 
 beforeAll(async () => {
   ns = await freshNamespace(kc, 'f-crash');
+  tally = await startReportTally(kc, inject('hostIp'));
 });
 afterAll(async () => {
   for (const r of started) await stopRunner(r);
+  await tally?.close();
   for (const key of [...PHASES.map((p) => p.phase), 'random']) {
     const row = phaseRows.get(key);
     if (row) await recordFault(row);
@@ -85,7 +94,9 @@ describe('the runner SIGKILLed', () => {
     '$label: the next invocation finishes the run; the next run succeeds',
     async ({ phase, label }) => {
       const check = `kill-${phase.replace(' ', '-')}`;
-      await createCheck(kc, ns, check, { containers: [checkerContainer({ delayMs: 1000 })] });
+      await createCheck(kc, ns, check, {
+        containers: [checkerContainer({ delayMs: 1000, notifyUrl: tally.url(check) })],
+      });
       const killed = await run(check, { KHRUN_FAILPOINT_KILL_AT: phase }).done;
       expect(killed.signal, killed.stdout + killed.stderr).toBe('SIGKILL');
       const orphaned = await readState(kc, ns, check);
@@ -110,11 +121,14 @@ describe('the runner SIGKILLed', () => {
       const after = await readState(kc, ns, check);
       expect(stateProblems(after, ns)).toEqual([]);
       expect(recordedOutcomes(after)).toBe(2);
+      // The killed run and the next one: each run's report counted once, however many pods it took.
+      const reported = tally.runs(check);
       phaseRows.set(phase, {
-        fault: `crash: runner SIGKILLed ${label} (failpoint \`${phase}\`)`,
-        runs: 1,
-        outcome: `adopted by the ${ordinal(invocations)} invocation after the kill, Succeeded recorded ${ms(recoveredInMs)} after it; no live pod left; next run Succeeded`,
-        lost: 0,
+        fault: `crash: runner SIGKILLed ${label} (failpoint \`${phase}\`), then the next run`,
+        runs: 2,
+        outcome: `adopted by the ${ordinal(invocations)} invocation after the kill, ${readLastOutcome(state)?.kind} recorded ${ms(recoveredInMs)} after it; ${pods.length} pod(s) left, none live; next run ${readLastOutcome(after)?.kind}`,
+        reported: reported.length,
+        recorded: recordedOf(reported, [state?.spec.uuid, after?.spec.uuid]),
       });
     },
   );
@@ -125,13 +139,16 @@ describe('the runner SIGKILLed', () => {
     const deadline = Date.now() + RANDOM_BUDGET_MS;
     const points = new Map<string, number>();
     let kills = 0;
-    let lost = 0;
+    let notRecorded = 0;
+    const seenRecorded: Array<string | undefined> = [];
     let windowMs = 0;
     const problems: string[] = [];
     await Promise.all(
       Array.from({ length: lanes }, async (_, lane) => {
         const check = `random-kill-${lane}`;
-        await createCheck(kc, ns, check, { containers: [checkerContainer({ delayMs: 1000 })] });
+        await createCheck(kc, ns, check, {
+          containers: [checkerContainer({ delayMs: 1000, notifyUrl: tally.url(check) })],
+        });
         // One run left alone sets the window: kills land anywhere from start-up to the end of such a run.
         const startedAt = performance.now();
         const whole = await run(check).done;
@@ -147,17 +164,19 @@ describe('the runner SIGKILLed', () => {
           clearTimeout(timer);
           kills++;
           const killedState = await readState(kc, ns, check);
+          seenRecorded.push(readLastOutcome(before)?.uuid, readLastOutcome(killedState)?.uuid);
           const point = await killPoint(check, before, killedState, exit);
           points.set(point, (points.get(point) ?? 0) + 1);
           const orphan = readActiveRun(killedState);
           const { exit: recovered, result } = await recover(check, orphan);
           const state = await readState(kc, ns, check);
+          seenRecorded.push(readLastOutcome(state)?.uuid);
           const where = `${check} #${i} (killed at ${delayMs} ms, ${point})`;
           if (result?.result !== 'recorded' || result.kind !== 'Succeeded' || recovered.code !== 0)
             problems.push(`${where}: recovery ended ${JSON.stringify(result)}`);
           problems.push(...stateProblems(state, ns).map((p) => `${where}: ${p}`));
           if (orphan && state?.spec.uuid !== orphan.uuid) {
-            lost++;
+            notRecorded++;
             problems.push(`${where}: the killed run ${orphan.uuid.slice(0, 8)} was not the one recorded`);
           }
           const finished = point === RECORDED_BEFORE_KILL || point === FINISHED_BEFORE_KILL;
@@ -167,6 +186,7 @@ describe('the runner SIGKILLed', () => {
           await noLivePods(kc, ns, check).catch((e: unknown) => problems.push(`${where}: ${String(e)}`));
         }
         const next = await run(check).done;
+        seenRecorded.push(readLastOutcome(await readState(kc, ns, check))?.uuid);
         const result = resultOf(next);
         if (result?.kind !== 'Succeeded' || result.adopted !== false)
           problems.push(`${check}: the next run ended ${JSON.stringify(result)}`);
@@ -174,12 +194,15 @@ describe('the runner SIGKILLed', () => {
     );
     expect(problems).toEqual([]);
     expect(kills).toBeGreaterThanOrEqual(Math.min(RANDOM_KILLS, 4));
-    const tally = [...points.entries()].map(([p, n]) => `${n}× ${p}`).join('; ');
+    const where = [...points.entries()].map(([p, n]) => `${n}× ${p}`).join('; ');
+    // Every run of the lanes: the unkilled ones, the killed ones and their recoveries, the last ones.
+    const reported = Array.from({ length: lanes }, (_, lane) => tally.runs(`random-kill-${lane}`)).flat();
     phaseRows.set('random', {
       fault: `crash: runner SIGKILLed at a random moment (${ms(KILL_FROM_MS)} to ${ms(windowMs)} after start, the length of an unkilled run; seed ${SEED})`,
       runs: kills,
-      outcome: `every run finished by the next invocation, consistent khstate, no live pod left, next run Succeeded. Where the kills landed: ${tally}`,
-      lost,
+      outcome: `${kills - notRecorded} of ${kills} killed runs finished by the next invocation, consistent khstate, no live pod left, next run Succeeded; ${reported.length} runs in all (with the unkilled first and last of each of ${lanes} checks). Where the kills landed: ${where}`,
+      reported: reported.length,
+      recorded: recordedOf(reported, seenRecorded),
     });
   }, 300_000);
 });

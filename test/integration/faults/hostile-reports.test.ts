@@ -10,6 +10,7 @@ import { ms, quantile, recordFault } from './helpers/fault-table.ts';
 import { dribble, pool, post, sendHuge } from './helpers/http-abuse.ts';
 import { isRunning, podEnv, runIdOf, stateProblems, waitForCheckPod } from './helpers/invariants.ts';
 import { type Runner, resultOf, rssBytes, startRunner, stopRunner } from './helpers/khrun-process.ts';
+import { type ReportTally, recordedOf, startReportTally } from './helpers/report-tally.ts';
 
 // Hostile and broken reports against a live runner's report endpoint (the URL its checker pod got in
 // KH_REPORTING_URL): each is rejected with the right status, the khstate is not written (its
@@ -19,6 +20,7 @@ const kc = adminKubeConfig();
 let ns: string;
 let ns2: string;
 let gate: Gate;
+let tally: ReportTally;
 const runners: Runner[] = [];
 /** The live run under attack, another check's finished run, another namespace's live run. */
 let live: { runner: Runner; pod: V1Pod; url: string; uuid: string };
@@ -62,8 +64,9 @@ beforeAll(async () => {
   ns = await freshNamespace(kc, 'f-hostile');
   ns2 = await freshNamespace(kc, 'f-hostile-other');
   gate = await startGate(inject('hostIp'));
+  tally = await startReportTally(kc, inject('hostIp'));
   const gated = (name: string) => ({
-    containers: [checkerContainer({ gateUrl: gate.waitUrl(name) })],
+    containers: [checkerContainer({ gateUrl: gate.waitUrl(name), notifyUrl: tally.url(name) })],
   });
   await createCheck(kc, ns, 'other', { containers: [checkerContainer()] });
   await createCheck(kc, ns, 'target', gated('target'), { timeout: '5m' });
@@ -80,6 +83,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const r of runners) await stopRunner(r);
   await gate?.close();
+  await tally?.close();
   await dropNamespace(kc, ns);
   await dropNamespace(kc, ns2);
 });
@@ -125,8 +129,9 @@ describe('hostile and broken reports against a live run', () => {
     await recordFault({
       fault: 'hostile report: malformed JSON, wrong types, missing fields, blank errors, deep nesting',
       runs: cases.length,
-      outcome: `${cases.length}/${cases.length} rejected with 400 and the reason, before any API call; khstate not written`,
-      lost: 0,
+      outcome: `${answers.filter((a) => a.status === 400).length}/${cases.length} rejected with 400 and the reason; khstate not written (resourceVersions unchanged); no genuine report among them, so none to record`,
+      reported: 0,
+      recorded: 0,
     });
   });
 
@@ -152,8 +157,9 @@ describe('hostile and broken reports against a live run', () => {
       fault:
         "hostile report: replayed old UUID, another check's UUID, another namespace's live run, unknown and malformed UUIDs, no header",
       runs: cases.length,
-      outcome: `${cases.length}/${cases.length} rejected with 400; no khstate written (this check's, the other check's, the other namespace's)`,
-      lost: 0,
+      outcome: `${answers.filter((a) => a.status === 400).length}/${cases.length} rejected with 400; no khstate written (this check's, the other check's, the other namespace's: resourceVersions unchanged); no genuine report among them`,
+      reported: 0,
+      recorded: 0,
     });
   });
 
@@ -194,8 +200,9 @@ describe('hostile and broken reports against a live run', () => {
     await recordFault({
       fault: 'hostile report: 50 MB body, with and without Content-Length',
       runs: 3,
-      outcome: `Content-Length 50 MB, headers only: 400 after ${ms(headersOnly.ms)}, before any body byte; streamed with Content-Length: ${how(declared)}; chunked: ${how(chunked)}; runner RSS ${(baseline / 2 ** 20).toFixed(0)} MiB, peak +${growthMb.toFixed(1)} MiB`,
-      lost: 0,
+      outcome: `Content-Length 50 MB, headers only: 400 after ${ms(headersOnly.ms)}, before any body byte; streamed with Content-Length: ${how(declared)}; chunked: ${how(chunked)}; runner RSS ${(baseline / 2 ** 20).toFixed(0)} MiB, peak +${growthMb.toFixed(1)} MiB; khstate not written`,
+      reported: 0,
+      recorded: 0,
     });
   });
 
@@ -218,8 +225,9 @@ describe('hostile and broken reports against a live run', () => {
     await recordFault({
       fault: `hostile report: flood of ${malformed} malformed + ${replays} replayed reports, 50 in flight`,
       runs: answers.length,
-      outcome: `all rejected with 400 at ${Math.round(answers.length / seconds)} requests/s (p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}); khstate not written; runner RSS ${(rss / 2 ** 20).toFixed(0)} MiB after`,
-      lost: 0,
+      outcome: `${answers.filter((a) => a.status === 400).length}/${answers.length} rejected with 400 at ${Math.round(answers.length / seconds)} requests/s (p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}); khstate not written; runner RSS ${(rss / 2 ** 20).toFixed(0)} MiB after`,
+      reported: 0,
+      recorded: 0,
     });
   }, 60_000);
 
@@ -235,8 +243,9 @@ describe('hostile and broken reports against a live run', () => {
     await recordFault({
       fault: `hostile report: ${results.length} slow senders (1 byte every 500 ms) held open through all of the above`,
       runs: results.length,
-      outcome: `all cut off ${ms(shortest) === ms(longest) ? ms(longest) : `${ms(shortest)}–${ms(longest)}`} after they started (request timeout ${ms(REQUEST_TIMEOUT_MS)}; before the fix, Node's 30 s sweep let them stay up to 30 s longer); every other request meanwhile answered at once`,
-      lost: 0,
+      outcome: `all ${results.length} cut off ${ms(shortest) === ms(longest) ? ms(longest) : `${ms(shortest)}–${ms(longest)}`} after they started (request timeout ${ms(REQUEST_TIMEOUT_MS)}); khstate not written meanwhile`,
+      reported: 0,
+      recorded: 0,
     });
   }, 60_000);
 
@@ -263,12 +272,17 @@ describe('hostile and broken reports against a live run', () => {
     gate.open('elsewhere');
     const other = await elsewhere.runner.done;
     expect(resultOf(other)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    const otherState = await readState(kc, ns2, 'elsewhere');
+    // The runs with a genuine report: the target's (this test's report; its checker's later one is the
+    // same run's second report, refused) and the other namespace's (its checker's).
+    const reported = [live.uuid, ...tally.runs('elsewhere').filter((run) => run === elsewhere.uuid)];
+    const verbatim = JSON.stringify(state?.spec.Errors) === JSON.stringify(errors);
     await recordFault({
       fault: 'hostile report: unicode and control characters in errors, after all of the above',
-      runs: 1,
-      outcome:
-        'accepted (200); errors stored verbatim in the khstate and recorded as the run’s Failed outcome; the other namespace’s run unaffected (Succeeded)',
-      lost: 0,
+      runs: reported.length,
+      outcome: `accepted (${answer.status}); errors stored ${verbatim ? 'verbatim' : 'ALTERED'} in the khstate and recorded as the run’s ${readLastOutcome(state)?.kind} outcome; the other namespace’s run ${readLastOutcome(otherState)?.kind}`,
+      reported: reported.length,
+      recorded: recordedOf(reported, [readLastOutcome(state)?.uuid, readLastOutcome(otherState)?.uuid]),
     });
   });
 });

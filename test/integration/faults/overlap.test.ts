@@ -17,6 +17,7 @@ import {
   waitForState,
 } from './helpers/invariants.ts';
 import { type Runner, resultOf, startRunner, stopRunner } from './helpers/khrun-process.ts';
+import { type ReportTally, recordedOf, startReportTally } from './helpers/report-tally.ts';
 
 // Overlap: invocations of one check that meet in time must make one run. The checkers wait at a gate
 // that opens only once the other invocations have decided, so the overlap is certain, not a matter of
@@ -25,15 +26,18 @@ import { type Runner, resultOf, startRunner, stopRunner } from './helpers/khrun-
 const kc = adminKubeConfig();
 let ns: string;
 let gate: Gate;
+let tally: ReportTally;
 const started: Runner[] = [];
 
 beforeAll(async () => {
   ns = await freshNamespace(kc, 'f-overlap');
   gate = await startGate(inject('hostIp'));
+  tally = await startReportTally(kc, inject('hostIp'));
 });
 afterAll(async () => {
   for (const r of started) await stopRunner(r);
   await gate?.close();
+  await tally?.close();
   await dropNamespace(kc, ns);
 });
 
@@ -56,7 +60,9 @@ function whenSettled(promises: Promise<unknown>[], n: number, timeoutMs: number)
 describe('overlapping invocations of one check', () => {
   it('10 `khrun run` at once: one pod, one recorded outcome; the other nine exit 0 as skipped', async () => {
     const check = 'ten-at-once';
-    await createCheck(kc, ns, check, { containers: [checkerContainer({ gateUrl: gate.waitUrl(check) })] });
+    await createCheck(kc, ns, check, {
+      containers: [checkerContainer({ gateUrl: gate.waitUrl(check), notifyUrl: tally.url(check) })],
+    });
     const runners = Array.from({ length: 10 }, (_, i) => startRunner(check, ns, { POD_NAME: `runner-${i}` }));
     started.push(...runners);
     await whenSettled(
@@ -81,11 +87,14 @@ describe('overlapping invocations of one check', () => {
     expect(stateProblems(state, ns)).toEqual([]);
     expect(recordedOutcomes(state)).toBe(1);
     expect(readHistory(state)).toHaveLength(1);
+    const pods = await checkPods(kc, ns, check);
+    const reported = tally.runs(check);
     await recordFault({
       fault: 'overlap: 10 `khrun run` of one check at once',
-      runs: 10,
-      outcome: '1 pod, 1 recorded outcome (Succeeded); 9 exited 0 as skipped',
-      lost: 0,
+      runs: exits.length,
+      outcome: `${pods.length} pod, ${recordedOutcomes(state)} recorded outcome (${readLastOutcome(state)?.kind}); ${results.filter((r) => r?.result === 'busy').length} exited ${exits[0]?.code} as skipped`,
+      reported: reported.length,
+      recorded: recordedOf(reported, [readLastOutcome(state)?.uuid]),
     });
   });
 
@@ -94,7 +103,9 @@ describe('overlapping invocations of one check', () => {
   }, async () => {
     const checks = ['tick-a', 'tick-b', 'tick-c'];
     for (const check of checks) {
-      await createCheck(kc, ns, check, { containers: [checkerContainer({ gateUrl: gate.waitUrl(check) })] });
+      await createCheck(kc, ns, check, {
+        containers: [checkerContainer({ gateUrl: gate.waitUrl(check), notifyUrl: tally.url(check) })],
+      });
     }
     await createRunnerTemplate();
 
@@ -140,6 +151,7 @@ describe('overlapping invocations of one check', () => {
       (await Promise.all(checks.map(jobLogs))).join('\n'),
     ).toEqual([1, 1, 1]);
     const winners: string[] = [];
+    const recordedRuns: Array<string | undefined> = [];
     for (const check of checks) {
       expect(await checkPods(kc, ns, check), check).toHaveLength(1);
       const state = await readState(kc, ns, check);
@@ -147,13 +159,16 @@ describe('overlapping invocations of one check', () => {
       expect(recordedOutcomes(state), check).toBe(1);
       expect(readLastOutcome(state)?.kind, check).toBe('Succeeded');
       winners.push(state?.spec.AuthoritativePod.startsWith('manual-') ? 'manual' : 'job');
+      recordedRuns.push(readLastOutcome(state)?.uuid);
     }
+    const reported = checks.flatMap((check) => tally.runs(check));
     const manualWins = winners.filter((w) => w === 'manual').length;
     await recordFault({
       fault: 'overlap: 2 `khrun tick` at once + a manual `khrun run` as each dispatched Job starts',
       runs: checks.length,
       outcome: `each check dispatched once (${dispatched.length} Jobs); 1 pod and 1 outcome per check (won by the manual run ${manualWins}, the Job ${checks.length - manualWins}); the other exited 0 as skipped`,
-      lost: 0,
+      reported: reported.length,
+      recorded: recordedOf(reported, recordedRuns),
     });
   });
 });
