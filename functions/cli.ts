@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../lib/config/config-error.ts';
 import { EXIT } from '../lib/core/exit-codes.ts';
+import { escapeControls } from '../lib/core/terminal-text.ts';
 import type { CliContext } from './cli/context.ts';
 import { type DevLoader, main } from './cli/main.ts';
 
@@ -45,7 +46,9 @@ main(process.argv.slice(2), ctx, loadDev).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`khrun: ${error instanceof Error ? error.message : String(error)}\n`);
+    // An API server's or a pod's words can be in the message: shown, never acted on by the terminal.
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`khrun: ${escapeControls(message, { keepNewlines: true })}\n`);
     process.exitCode = EXIT.runnerError;
   },
 );

@@ -7,6 +7,7 @@ import {
 } from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
 import { EXIT } from '../core/exit-codes.ts';
+import { escapeControls as safe } from '../core/terminal-text.ts';
 import { oneLine, truncateChars } from '../core/text.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { readHistory } from '../state/history.ts';
@@ -84,21 +85,25 @@ export function runTimeline(view: DescribeView): { title: string; lines: [number
   return { title: `${active ? 'active' : 'last'} run ${short(uuid)}${podText}`, lines };
 }
 
-/** The text `khrun describe` prints, in kubectl describe's layout. */
+/**
+ * The text `khrun describe` prints, in kubectl describe's layout. Every string read from the cluster goes
+ * through safe() (core/terminal-text.ts) before it is laid out or colored: only khrun's own color codes
+ * reach the terminal as control characters.
+ */
 export function renderDescribe(view: DescribeView, opts: { nowMs: number; color: boolean }): string {
   const { state, check, nowMs, color } = { ...view, ...opts };
   const out: string[] = [];
   const field = (label: string, value: string) => out.push(`${`${label}:`.padEnd(15)}${value}`);
   const when = (at: number) =>
     `${new Date(at).toISOString().replace('.000Z', 'Z')} (${humanDuration(nowMs - at)} ago)`;
-  field('Name', view.name);
-  field('Namespace', view.namespace);
+  field('Name', safe(view.name));
+  field('Namespace', safe(view.namespace));
   if (check) {
-    field('Run Interval', check.spec?.runInterval ?? '');
-    field('Timeout', check.spec?.timeout ?? '');
+    field('Run Interval', safe(check.spec?.runInterval ?? ''));
+    field('Timeout', safe(check.spec?.timeout ?? ''));
     field(
       'Containers',
-      (check.spec?.podSpec?.containers ?? []).map((c) => `${c.name} (${c.image})`).join(', '),
+      safe((check.spec?.podSpec?.containers ?? []).map((c) => `${c.name} (${c.image})`).join(', ')),
     );
   } else {
     field('KHCheck', paint('<none>: this khstate has no khcheck', 'yellow', color));
@@ -114,9 +119,9 @@ export function renderDescribe(view: DescribeView, opts: { nowMs: number; color:
     const node = state.spec.Node ? `, on ${state.spec.Node}` : '';
     field(
       'Last Run',
-      `${Number.isFinite(lastRun) ? when(lastRun) : '-'}, took ${took}${node}, by ${state.spec.AuthoritativePod}`,
+      `${Number.isFinite(lastRun) ? when(lastRun) : '-'}, took ${took}${safe(`${node}, by ${state.spec.AuthoritativePod}`)}`,
     );
-    field('Last Outcome', readLastOutcome(state)?.kind ?? '-');
+    field('Last Outcome', safe(readLastOutcome(state)?.kind ?? '-'));
     const t = readTotals(state);
     field(
       'Totals',
@@ -125,23 +130,24 @@ export function renderDescribe(view: DescribeView, opts: { nowMs: number; color:
   }
   if (errors.length) {
     out.push('Errors:');
-    for (const e of errors) out.push(paint(`  - ${e.replace(/\n/g, '\n    ')}`, 'red', color));
+    for (const e of errors)
+      out.push(paint(`  - ${safe(e, { keepNewlines: true }).replace(/\n/g, '\n    ')}`, 'red', color));
   }
   const timeline = runTimeline(view);
   if (timeline) {
-    out.push(`Run:           ${timeline.title}`);
+    out.push(`Run:           ${safe(timeline.title)}`);
     const start = timeline.lines[0]?.[0] ?? 0;
     for (const [at, what] of timeline.lines)
-      out.push(`  ${`+${shortDuration(Math.max(0, at - start))}`.padEnd(9)}${what}`);
+      out.push(`  ${`+${shortDuration(Math.max(0, at - start))}`.padEnd(9)}${safe(what)}`);
   }
   const history = readHistory(state).reverse();
   out.push(history.length ? 'History (newest first):' : 'History:       <none>');
   if (history.length) {
     const rows = history.map((e) => [
       humanDuration(nowMs - e.atMs),
-      paint(e.kind, e.kind === 'Skipped' ? 'dim' : e.ok ? 'green' : 'red', color),
+      paint(safe(e.kind), e.kind === 'Skipped' ? 'dim' : e.ok ? 'green' : 'red', color),
       shortDuration(e.durationMs),
-      truncateChars(oneLine(e.error ?? ''), 100),
+      truncateChars(safe(oneLine(e.error ?? '')), 100),
     ]);
     out.push(indent(formatTable([['AGE', 'OUTCOME', 'DURATION', 'ERROR'], ...rows])));
   }
@@ -149,11 +155,11 @@ export function renderDescribe(view: DescribeView, opts: { nowMs: number; color:
   out.push(events.length ? 'Events:' : 'Events:        <none>');
   if (events.length) {
     const rows = events.map((e) => [
-      paint(e.type ?? '', e.type === 'Warning' ? 'yellow' : undefined, color),
-      e.reason ?? '',
+      paint(safe(e.type ?? ''), e.type === 'Warning' ? 'yellow' : undefined, color),
+      safe(e.reason ?? ''),
       humanDuration(nowMs - eventTime(e)),
-      e.source?.component ?? e.reportingComponent ?? '',
-      oneLine(e.message ?? ''),
+      safe(e.source?.component ?? e.reportingComponent ?? ''),
+      safe(oneLine(e.message ?? '')),
     ]);
     out.push(indent(formatTable([['TYPE', 'REASON', 'AGE', 'FROM', 'MESSAGE'], ...rows])));
   }

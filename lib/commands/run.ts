@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EXIT } from '../core/exit-codes.ts';
 import type { Log } from '../core/log.ts';
+import { escapeControls as safe } from '../core/terminal-text.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import { type ReportHosting, runCheck } from '../run/invocation.ts';
@@ -49,26 +50,31 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
           : undefined,
     });
     const json = resultJson(result, { namespace: opts.namespace, name: opts.checkName });
-    opts.write(opts.output === 'text' ? describeResult(json) : formatDocument(json, opts.output));
+    opts.write(opts.output === 'text' ? runResultText(json) : formatDocument(json, opts.output));
     return exitCodeFor(result);
   } catch (error) {
     if (error instanceof CheckNotFoundError) {
-      opts.write(`khrun: ${error.message}`);
+      opts.write(`khrun: ${safe(error.message, { keepNewlines: true })}`);
       return EXIT.usage;
     }
     opts.log.error('runner failed', { error: loggableError(error) });
     opts.write(
-      `khrun: run of ${opts.namespace}/${opts.checkName} failed: ${error instanceof Error ? error.message : String(error)}`,
+      `khrun: run of ${opts.namespace}/${opts.checkName} failed: ${safe(error instanceof Error ? error.message : String(error), { keepNewlines: true })}`,
     );
     return EXIT.runnerError;
   }
 }
 
-function describeResult(json: ReturnType<typeof resultJson>): string {
+/**
+ * The line `khrun run` prints for a person, then one line per error. The errors are the checker's words:
+ * each is shown on its own line with every control character escaped, a newline in it included, so no
+ * error can draw on the terminal or pass for a line of khrun's.
+ */
+export function runResultText(json: ReturnType<typeof resultJson>): string {
   const j = json as Record<string, unknown>;
   if (j.result === 'recorded') {
-    const errors = (j.errors as string[] | undefined) ?? [];
-    return `${j.check}: ${j.kind} in ${((j.durationMs as number) / 1000).toFixed(2)}s${errors.length ? `\n  ${errors.join('\n  ')}` : ''}`;
+    const errors = ((j.errors as string[] | undefined) ?? []).map((e) => safe(e));
+    return `${safe(String(j.check))}: ${safe(String(j.kind))} in ${((j.durationMs as number) / 1000).toFixed(2)}s${errors.length ? `\n  ${errors.join('\n  ')}` : ''}`;
   }
-  return `${j.check}: ${j.result}${j.reason ? ` (${j.reason})` : ''}`;
+  return safe(`${j.check}: ${j.result}${j.reason ? ` (${j.reason})` : ''}`);
 }

@@ -1,4 +1,5 @@
 import { EXIT } from '../core/exit-codes.ts';
+import { escapeControls } from '../core/terminal-text.ts';
 import type { KhCheck } from '../state/resources.ts';
 import { type StateCache, startStateCache } from '../status/state-cache.ts';
 import { formatDocument } from './document.ts';
@@ -112,7 +113,7 @@ export async function watchStatus(
   const cache = startStateCache({
     kc: opts.kc,
     namespaces: opts.namespaces,
-    onInterruption: (reason) => opts.warn(`khrun: ${reason}`),
+    onInterruption: (reason) => opts.warn(`khrun: ${escapeControls(reason)}`),
   });
   try {
     if (!(await readyOrAborted(cache, opts.signal))) return EXIT.ok;

@@ -1,5 +1,6 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { EXIT } from '../core/exit-codes.ts';
+import { escapeControls as safe } from '../core/terminal-text.ts';
 import { oneLine, truncateChars } from '../core/text.ts';
 import { retryTransient } from '../kube/transient.ts';
 import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
@@ -67,14 +68,17 @@ export function statusHeader(wide: boolean): string[] {
   return header;
 }
 
-/** One check's cells, ages relative to nowMs; colored when color is true. */
+/**
+ * One check's cells, ages relative to nowMs; colored when color is true. Strings read from the cluster
+ * are shown with their control characters escaped (core/terminal-text.ts).
+ */
 export function statusCells(r: StatusRow, opts: { nowMs: number; color: boolean; wide: boolean }): string[] {
   const ok = !r.hasRun
     ? paint('-', 'dim', opts.color)
     : paint(String(r.ok), r.ok ? 'green' : 'red', opts.color);
   const cells = [
-    r.orphan ? `${r.name} (no khcheck)` : r.name,
-    r.namespace,
+    safe(r.orphan ? `${r.name} (no khcheck)` : r.name),
+    safe(r.namespace),
     ok,
     r.lastRunMs === null ? '<never>' : humanDuration(opts.nowMs - r.lastRunMs),
     r.durationMs === null ? '-' : shortDuration(r.durationMs),
@@ -82,12 +86,12 @@ export function statusCells(r: StatusRow, opts: { nowMs: number; color: boolean;
   ];
   if (opts.wide) {
     cells.push(
-      r.outcome || '-',
-      r.node || '-',
+      safe(r.outcome || '-'),
+      safe(r.node || '-'),
       r.runningSinceMs === null ? '-' : `for ${humanDuration(opts.nowMs - r.runningSinceMs)}`,
     );
   }
-  const error = oneLine(r.firstError);
+  const error = safe(oneLine(r.firstError));
   cells.push(paint(opts.wide ? error : truncateChars(error, 80), 'red', opts.color));
   return cells;
 }

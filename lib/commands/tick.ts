@@ -1,4 +1,6 @@
+import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
+import { escapeControls } from '../core/terminal-text.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { DueTimings } from '../schedule/due.ts';
 import { type Dispatcher, runTick, type TickEntry, type TickKube } from '../schedule/tick.ts';
@@ -10,13 +12,19 @@ export interface TickCommandOptions {
   scope: NamespaceScope;
   identity: string;
   timings?: DueTimings;
+  /** The API server's (kube/server-clock.ts): due times are compared with times other machines wrote. */
+  clock: Clock;
   output: 'text' | 'json' | 'yaml';
   log: Log;
   write: (line: string) => void;
 }
 
-/** One line per check: what the tick decided and what it sent. */
+/** One line per check: what the tick decided and what it sent; an API error's text shown escaped. */
 export function describeEntry(e: TickEntry, nowMs: number): string {
+  return escapeControls(entryLine(e, nowMs));
+}
+
+function entryLine(e: TickEntry, nowMs: number): string {
   switch (e.result) {
     case 'dispatched':
       return `${e.check}: dispatched ${e.ref} (${e.decision.reason})`;
@@ -34,10 +42,10 @@ export function describeEntry(e: TickEntry, nowMs: number): string {
 /** `khrun tick`: exit 0 when every due check was dispatched (or taken by another tick), 1 when a dispatch failed. */
 export async function tickCommand(opts: TickCommandOptions): Promise<number> {
   const entries = await runTick(
-    { kube: opts.kube, dispatcher: opts.dispatcher, clock: { nowMs: () => Date.now() }, log: opts.log },
+    { kube: opts.kube, dispatcher: opts.dispatcher, clock: opts.clock, log: opts.log },
     { scope: opts.scope, identity: opts.identity, timings: opts.timings },
   );
-  const nowMs = Date.now();
+  const nowMs = opts.clock.nowMs();
   if (opts.output !== 'text') opts.write(formatDocument({ entries }, opts.output));
   else {
     for (const e of entries) opts.write(describeEntry(e, nowMs));
