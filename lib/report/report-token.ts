@@ -2,9 +2,10 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * The secret in the reporting URL. A checker pod's KH_REPORTING_URL is `<base>/<namespace>/<check>/<run
- * UUID>/<mac>`, the mac an HMAC-SHA256 of that run under a key only the runner and the report endpoint
- * hold. The URL names the run, so the endpoint identifies the caller without a single API request (no pod
- * LIST), and anything without a valid mac is refused before its body is read. v2 clients POST to
+ * UUID>/<deadline ms>/<mac>`, the mac an HMAC-SHA256 of those under a key only the runner and the report
+ * endpoint hold. The URL names the run, so the endpoint identifies the caller without a single API request
+ * (no pod LIST); anything without a valid mac, or past its run's deadline (a replay of a finished run), is
+ * refused before its body is read and before any API request. v2 clients POST to
  * KH_REPORTING_URL as they find it, so the Go checkclient, the npm and Python clients need no change.
  */
 
@@ -13,6 +14,8 @@ export interface RunRef {
   namespace: string;
   checkName: string;
   uuid: string;
+  /** The run's report deadline (epoch ms), as its khstate holds it. */
+  deadlineMs: number;
 }
 
 /** An HMAC key; the bytes never leave the process except as configured (a Secret). */
@@ -37,11 +40,12 @@ export function reportKeyOf(text: string): ReportKey {
 const NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
 const UUID = /^[0-9A-Za-z-]{1,63}$/;
 const MAC = /^[A-Za-z0-9_-]{43}$/;
+const EPOCH_MS = /^[0-9]{1,15}$/;
 
 function macOf(key: ReportKey, run: RunRef): Buffer {
   // Length-free framing is safe: no segment can hold the separator.
   return createHmac('sha256', key.bytes)
-    .update(`khrun-report/v1\n${run.namespace}\n${run.checkName}\n${run.uuid}`)
+    .update(`khrun-report/v1\n${run.namespace}\n${run.checkName}\n${run.uuid}\n${run.deadlineMs}`)
     .digest();
 }
 
@@ -49,7 +53,7 @@ function macOf(key: ReportKey, run: RunRef): Buffer {
 export function signedReportUrl(base: string, key: ReportKey, run: RunRef): string {
   const mac = macOf(key, run).toString('base64url');
   const trimmed = base.endsWith('/') ? base.slice(0, -1) : base;
-  return `${trimmed}/${run.namespace}/${run.checkName}/${run.uuid}/${mac}`;
+  return `${trimmed}/${run.namespace}/${run.checkName}/${run.uuid}/${run.deadlineMs}/${mac}`;
 }
 
 /** What the path after the report path says. */
@@ -65,14 +69,16 @@ export type ReportPath =
 export function parseReportPath(rest: string): ReportPath {
   if (rest === '' || rest === '/') return { kind: 'bare' };
   const parts = rest.split('/');
-  const [empty, namespace, checkName, uuid, mac, ...extra] = parts;
+  const [empty, namespace, checkName, uuid, deadline, mac, ...extra] = parts;
   if (
     empty !== '' ||
     extra.length > 0 ||
     !namespace ||
     !checkName ||
     !uuid ||
+    deadline === undefined ||
     mac === undefined ||
+    !EPOCH_MS.test(deadline) ||
     !NAME.test(namespace) ||
     !NAME.test(checkName) ||
     !UUID.test(uuid) ||
@@ -81,11 +87,11 @@ export function parseReportPath(rest: string): ReportPath {
     return {
       kind: 'malformed',
       reason:
-        'the reporting URL is not one khrun handed out (expected .../<namespace>/<check>/<run UUID>/<token>); ' +
+        'the reporting URL is not one khrun handed out (expected .../<namespace>/<check>/<run UUID>/<deadline>/<token>); ' +
         'POST to the KH_REPORTING_URL of the checker pod, unchanged',
     };
   }
-  return { kind: 'signed', run: { namespace, checkName, uuid }, mac };
+  return { kind: 'signed', run: { namespace, checkName, uuid, deadlineMs: Number(deadline) }, mac };
 }
 
 /** Whether mac is this run's under key; constant time. */

@@ -77,7 +77,12 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
   phase(adopted ? 'adopted' : 'claimed', { run: shortId(run.uuid) });
   await clearEarlierPods(deps, check, run.uuid, settings.keepFinishedPods);
   const reported = readAcceptedReport(acquired.state)?.uuid === run.uuid;
-  const runRef = { namespace: check.namespace, checkName: check.name, uuid: run.uuid };
+  const runRef = {
+    namespace: check.namespace,
+    checkName: check.name,
+    uuid: run.uuid,
+    deadlineMs: run.deadlineMs,
+  };
   const reportingUrl = reportingUrlFor(cfg.reportingUrl, runRef);
   const pod = await ensureCheckerPod(deps, check, run, { adopted, reported, reportingUrl });
   if (pod.kind === 'failed') {
