@@ -1,16 +1,33 @@
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { podsToRemove } from '../../lib/run/pod-hygiene.ts';
 
 const CURRENT = 'run-current';
 
+/** khrun's checker pods are owned by their khcheck (pod-builder); v2's by the Kuberhealthy pod, or nothing. */
+const KHCHECK_OWNER = {
+  apiVersion: 'comcast.github.io/v1',
+  kind: 'KuberhealthyCheck',
+  name: 'dns',
+  uid: 'check-uid',
+};
+const V2_OWNER = { apiVersion: 'v1', kind: 'Pod', name: 'kuberhealthy-7d9f', uid: 'kh-pod-uid' };
+
 function pod(
   name: string,
-  opts: { run?: string; phase: string; createdAt?: string; deleting?: boolean; noRunLabel?: boolean },
+  opts: {
+    run?: string;
+    phase: string;
+    createdAt?: string;
+    deleting?: boolean;
+    noRunLabel?: boolean;
+    owners?: V1OwnerReference[];
+  },
 ): V1Pod {
   return {
     metadata: {
       name,
+      ownerReferences: opts.owners ?? [KHCHECK_OWNER],
       labels: {
         'kuberhealthy-check-name': 'dns',
         ...(opts.noRunLabel ? {} : { 'kuberhealthy-run-id': opts.run ?? `run-of-${name}` }),
@@ -108,6 +125,22 @@ describe('podsToRemove', () => {
       pod('done-new', { phase: 'Failed', createdAt: '2024-03-05T11:00:00Z' }),
     ];
     expect(names(podsToRemove(pods, CURRENT, 1))).toEqual(['live', 'done-old']);
+  });
+
+  it("never removes pods khrun did not create: v2's checker pods of the same check, live or finished", () => {
+    // During a migration v2 and khrun both run the check; v2's pods carry the same check-name label.
+    const pods = [
+      pod('v2-live', { phase: 'Running', owners: [V2_OWNER] }),
+      pod('v2-unowned', { phase: 'Pending', owners: [] }),
+      pod('v2-done', { phase: 'Succeeded', createdAt: '2024-03-05T08:00:00Z', owners: [V2_OWNER] }),
+      pod('other-check', {
+        phase: 'Running',
+        owners: [{ ...KHCHECK_OWNER, name: 'another-check' }],
+      }),
+      pod('khrun-live', { phase: 'Running' }),
+      pod('khrun-done', { phase: 'Succeeded', createdAt: '2024-03-05T09:00:00Z' }),
+    ];
+    expect(names(podsToRemove(pods, CURRENT, 0))).toEqual(['khrun-live', 'khrun-done']);
   });
 
   it('returns nothing for no pods', () => {
