@@ -21,8 +21,11 @@ export interface KubePort {
   listCheckPods(namespace: string, checkName: string): Promise<V1Pod[]>;
   /** Creates the pod; throws WriteConflict when the name is taken. */
   createPod(pod: V1Pod): Promise<V1Pod>;
-  /** Evicts a pod (respecting disruption budgets), falling back to delete; a missing pod is fine. */
-  removePod(namespace: string, name: string): Promise<void>;
+  /**
+   * Evicts a pod (respecting disruption budgets), falling back to delete; a missing pod is fine. With uid,
+   * only that very pod: a pod of the same name created since (a replacement) is left alone.
+   */
+  removePod(namespace: string, name: string, uid?: string): Promise<void>;
   /**
    * Watches the run's pods (run-id label) and the khstate, calling onChange with both on every change,
    * until the signal aborts. Reconnects by itself; onInterruption tells the driver the view may be stale.

@@ -1,3 +1,4 @@
+import type { V1Pod } from '@kubernetes/client-node';
 import { podNameFor, RUN_ID_LABEL } from '../check/pod-builder.ts';
 import type { Clock } from '../core/clock.ts';
 import { type IdSource, shortId } from '../core/ids.ts';
@@ -10,6 +11,7 @@ import { claimRun, recordOutcome } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import { announceOutcome } from './announce.ts';
 import { decideClaim, leaseUntil } from './claim.ts';
+import type { EndpointProbe } from './endpoint-probe.ts';
 import type { EventSink } from './events.ts';
 
 export type Acquired =
@@ -23,23 +25,31 @@ export interface AcquireDeps {
   log: Log;
   /** Announces each recorded outcome (Kubernetes Events); optional, and never fails the run. */
   events?: EventSink;
+  /**
+   * Tells whether an adopted pod's report endpoint still listens; without it every endpoint counts as
+   * possibly alive, so an adopted pod is always kept.
+   */
+  endpoints?: EndpointProbe;
 }
 
 interface ClosedRun {
   run: ActiveRun;
   outcome: RunOutcome;
   atMs: number;
+  /** The closed run's pods as listed before the write, removed (by uid) once the write landed. */
+  pods: V1Pod[];
 }
 
 /**
  * Takes the check's run slot in one compare-and-swap write: claims a new run, adopts one whose runner let
- * go, or closes a stale one and claims in the same write. Gives up with RetriesExhausted (exit 1) after
- * maxAttempts conflicts.
+ * go, or closes a stale one and claims in the same write. The run is then held by opts.holder (this
+ * invocation), the fencing token every later write checks. A closed stale run's pods are removed only
+ * after that write landed. Gives up with RetriesExhausted (exit 1) after maxAttempts conflicts.
  */
 export async function acquireRun(
   deps: AcquireDeps,
   check: ValidCheck,
-  opts: { runner: string; leaseMs: number; maxAttempts: number },
+  opts: { runner: string; holder: string; leaseMs: number; maxAttempts: number },
 ): Promise<Acquired> {
   let closed: ClosedRun | undefined;
   const acquired = await updateKhStateWithRetry<Acquired>(deps.kube, check, {
@@ -52,9 +62,10 @@ export async function acquireRun(
       const decision = decideClaim(state, nowMs);
       if (decision.kind === 'busy') return done({ kind: 'busy', run: decision.run });
       if (decision.kind === 'adopt') {
-        const run = {
+        const run: ActiveRun = {
           ...decision.run,
           runner: opts.runner,
+          holder: opts.holder,
           leaseUntilMs: leaseUntil(nowMs, opts.leaseMs, decision.run.deadlineMs),
         };
         return write(claimRun(state as KhState, run), (written) => owned(run, written, true));
@@ -73,6 +84,8 @@ export async function acquireRun(
     },
   });
   if (closed) {
+    for (const pod of closed.pods)
+      await deps.kube.removePod(check.namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
     deps.log.info('closed stale run', { run: shortId(closed.run.uuid), outcome: closed.outcome.kind });
     await announceOutcome(deps, check, {
       runUuid: closed.run.uuid,
@@ -97,7 +110,7 @@ function newRun(
   deps: AcquireDeps,
   check: ValidCheck,
   nowMs: number,
-  opts: { runner: string; leaseMs: number },
+  opts: { runner: string; holder: string; leaseMs: number },
 ): ActiveRun {
   const deadlineMs = nowMs + check.timeoutMs;
   return {
@@ -106,13 +119,15 @@ function newRun(
     deadlineMs,
     pod: podNameFor(check.name, nowMs),
     runner: opts.runner,
+    holder: opts.holder,
     leaseUntilMs: leaseUntil(nowMs, opts.leaseMs, deadlineMs),
   };
 }
 
 /**
  * The outcome of a run whose deadline passed with nobody to record it (its runner died): the accepted
- * report if there was one, else a timeout. Its pods are removed first.
+ * report if there was one, else a timeout. Its pods are listed here and removed once the closing write
+ * landed (never for a write that lost its race).
  */
 async function closeStaleRun(
   deps: AcquireDeps,
@@ -125,7 +140,6 @@ async function closeStaleRun(
   const pods = (await deps.kube.listCheckPods(check.namespace, check.name)).filter(
     (p) => p.metadata?.labels?.[RUN_ID_LABEL] === run.uuid,
   );
-  for (const pod of pods) await deps.kube.removePod(check.namespace, pod.metadata?.name ?? '');
   const node = pods[0]?.spec?.nodeName ?? '';
   const outcome: RunOutcome =
     report?.uuid === run.uuid
@@ -150,5 +164,5 @@ async function closeStaleRun(
           node,
           durationMs: Math.max(0, run.deadlineMs - run.startedAtMs),
         };
-  return { run, outcome, atMs: nowMs };
+  return { run, outcome, atMs: nowMs, pods };
 }

@@ -15,8 +15,8 @@ export type WaitResult =
   | { kind: 'finished'; outcome: RunOutcome; removePods: boolean; pod: V1Pod | undefined }
   /** The invocation was cancelled or ran out of time budget; the run is left for the next one. */
   | { kind: 'interrupted'; reason: string }
-  /** Someone else closed or took over the run while we waited. */
-  | { kind: 'lost'; reason: string };
+  /** Someone else closed the run, or took it over (taken), while we waited. */
+  | { kind: 'lost'; reason: string; taken: boolean };
 
 export interface AwaitDeps {
   kube: KubePort;
@@ -52,6 +52,8 @@ export async function awaitOutcome(deps: AwaitDeps, target: Target, opts: AwaitO
 
   const keeping = startLeaseKeeper({
     leaseMs: opts.leaseMs,
+    heldUntilMs: target.run.leaseUntilMs,
+    clock: deps.clock,
     scheduler: loop.scheduler,
     log: deps.log,
     signal: stop.signal,

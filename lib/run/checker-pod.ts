@@ -1,9 +1,11 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { buildCheckerPod, KH_ENV, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { buildCheckerPod, RUN_ID_LABEL } from '../check/pod-builder.ts';
 import { WriteConflict } from '../kube/errors.ts';
 import type { ActiveRun } from '../state/khstate.ts';
 import type { ValidCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire.ts';
+import { adoptedPodOf, decideAdoptedPod, reportingUrlOf } from './adopted-pod.ts';
+import type { EndpointState } from './endpoint-probe.ts';
 import { podsToRemove } from './pod-hygiene.ts';
 
 export type PodReady =
@@ -21,30 +23,48 @@ export async function clearEarlierPods(deps: AcquireDeps, check: ValidCheck, run
 }
 
 /**
- * Makes sure the run has a checker pod that can report to reportingUrl: an adopted run keeps its pod when
- * it reports here or has reported already; a pod that reports to a dead runner's endpoint is replaced
- * (same run, new pod); a fresh run gets its pod created.
+ * Makes sure the run has a checker pod. A fresh run gets its pod created. An adopted run keeps its pod
+ * while that pod's report may still land (decideAdoptedPod): it reported already, or its endpoint answers
+ * or cannot be told about. Only a pod whose endpoint is known dead is replaced (that very pod, by uid; same
+ * run, new pod); a run with no pod left gets one.
  */
 export async function ensureCheckerPod(
   deps: AcquireDeps,
   check: ValidCheck,
   run: ActiveRun,
-  opts: { adopted: boolean; reported: boolean; reportingUrl: string },
+  opts: { adopted: boolean; reported: boolean; reportingUrl: string; signal: AbortSignal },
 ): Promise<PodReady> {
   if (opts.adopted) {
-    const pods = await deps.kube.listCheckPods(check.namespace, check.name);
-    const existing = pods.find((p) => p.metadata?.labels?.[RUN_ID_LABEL] === run.uuid);
-    if (existing && (opts.reported || reportingUrlOf(existing) === opts.reportingUrl))
-      return { kind: 'running' };
-    if (existing) {
-      // The pod reports to the endpoint of the runner that died; it can never reach us. Same run, new pod.
-      await deps.kube.removePod(check.namespace, existing.metadata?.name ?? '');
-      deps.log.info("replaced the adopted run's pod: its report endpoint is gone", {
-        pod: existing.metadata?.name,
+    const pod = adoptedPodOf(await deps.kube.listCheckPods(check.namespace, check.name), run.uuid);
+    const endpoint = pod && !opts.reported ? await endpointOf(deps, pod, opts) : 'alive';
+    const decision = decideAdoptedPod({ pod, reported: opts.reported, endpoint });
+    if (decision.kind === 'keep') {
+      deps.log.info("kept the adopted run's pod: its report may still land", {
+        pod: decision.pod.metadata?.name,
+        reported: opts.reported,
+        endpoint,
       });
+      return { kind: 'running' };
+    }
+    if (decision.kind === 'replace') {
+      const { name = '', uid } = decision.pod.metadata ?? {};
+      await deps.kube.removePod(check.namespace, name, uid);
+      deps.log.info("replaced the adopted run's pod: nothing listens at its report endpoint", { pod: name });
     }
   }
   return createCheckerPod(deps, check, run, opts.reportingUrl);
+}
+
+/** Whether the pod's endpoint may still take its report: ours does; another is probed (unknown: may). */
+function endpointOf(
+  deps: AcquireDeps,
+  pod: V1Pod,
+  opts: { reportingUrl: string; signal: AbortSignal },
+): Promise<EndpointState> | EndpointState {
+  const url = reportingUrlOf(pod);
+  if (url === undefined) return 'dead';
+  if (url === opts.reportingUrl) return 'alive';
+  return deps.endpoints?.probe(url, opts.signal) ?? 'unknown';
 }
 
 async function createCheckerPod(
@@ -80,14 +100,14 @@ async function createCheckerPod(
   return { kind: 'failed', reason: `failed to create pod for checker: the name ${run.pod} is taken` };
 }
 
-/** Removes every pod of the run (after an outcome that leaves nothing to keep running). */
+/**
+ * Removes every pod of the run, each by its uid (a pod that only shares a name is never hit). Call it only
+ * for a run this invocation closed itself (after its outcome was written): the write that closed it is
+ * the fence, so no other invocation holds the run any more.
+ */
 export async function removeRunPods(deps: AcquireDeps, check: ValidCheck, runUuid: string) {
   const pods = await deps.kube.listCheckPods(check.namespace, check.name);
   for (const pod of pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid)) {
-    await deps.kube.removePod(check.namespace, pod.metadata?.name ?? '');
+    await deps.kube.removePod(check.namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
   }
-}
-
-function reportingUrlOf(pod: V1Pod): string | undefined {
-  return pod.spec?.containers?.[0]?.env?.find((e) => e.name === KH_ENV.reportingUrl)?.value;
 }

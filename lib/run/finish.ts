@@ -1,9 +1,10 @@
 import { shortId } from '../core/ids.ts';
 import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
-import { type ActiveRun, OutcomeKind, readAcceptedReport, readActiveRun } from '../state/khstate.ts';
+import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import { claimRun, recordOutcome } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
+import { holdingOf } from '../state/run-holder.ts';
 import type { AcquireDeps } from './acquire.ts';
 import { announceOutcome } from './announce.ts';
 
@@ -26,7 +27,8 @@ export function reconcileWithReport(outcome: RunOutcome, state: KhState, run: Ac
 
 /**
  * Records the outcome and releases the claim in one compare-and-swap write, re-reading and deciding again
- * on conflict. Returns undefined when the run is no longer ours (another invocation closed it).
+ * on conflict. Fenced: only while the run is still held by this invocation (run.holder); returns undefined
+ * when it is not (another invocation closed it, or adopted it and will record it itself).
  */
 export async function finishRun(
   deps: AcquireDeps,
@@ -42,8 +44,10 @@ export async function finishRun(
       writer: 'record',
       maxAttempts: opts.maxAttempts,
       log: deps.log,
-      decide: (state) => {
-        if (!state || readActiveRun(state)?.uuid !== run.uuid) return done(undefined);
+      decide: (current) => {
+        const holding = holdingOf(current, run);
+        if (holding.kind !== 'held') return done(undefined);
+        const { state } = holding;
         const final = reconcileWithReport(outcome, state, run);
         const atMs = deps.clock.nowMs();
         const ctx = { nowMs: atMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
@@ -65,8 +69,9 @@ export async function finishRun(
 }
 
 /**
- * Lets go of a run without an outcome (lease ends now), so the next invocation adopts it at once. Best
- * effort: if it keeps conflicting, the lease simply runs out.
+ * Lets go of a run without an outcome (lease ends now), so the next invocation adopts it at once. Fenced
+ * like finishRun: a run another invocation holds is left alone. Best effort: if it keeps conflicting, the
+ * lease simply runs out.
  */
 export async function releaseRun(deps: AcquireDeps, check: ValidCheck, run: ActiveRun, maxAttempts: number) {
   try {
@@ -74,10 +79,11 @@ export async function releaseRun(deps: AcquireDeps, check: ValidCheck, run: Acti
       writer: 'release',
       maxAttempts,
       log: deps.log,
-      decide: (state) => {
-        const active = readActiveRun(state);
-        if (!state || active?.uuid !== run.uuid) return done(undefined);
-        return write(claimRun(state, { ...active, leaseUntilMs: deps.clock.nowMs() }), () => undefined);
+      decide: (current) => {
+        const holding = holdingOf(current, run);
+        if (holding.kind !== 'held') return done(undefined);
+        const released = { ...holding.active, leaseUntilMs: deps.clock.nowMs() };
+        return write(claimRun(holding.state, released), () => undefined);
       },
     });
   } catch (error) {

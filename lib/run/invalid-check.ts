@@ -1,15 +1,21 @@
+import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { shortId } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { updateKhStateWithRetry, write } from '../kube/cas.ts';
-import { newKhState, OutcomeKind, readActiveRun } from '../state/khstate.ts';
+import { type ActiveRun, newKhState, OutcomeKind } from '../state/khstate.ts';
 import { executionError, type RunOutcome } from '../state/outcome.ts';
-import { recordWithoutRun } from '../state/record.ts';
+import { recordOutcome, recordWithoutRun } from '../state/record.ts';
 import type { KhCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire.ts';
 import { announceOutcome } from './announce.ts';
+import { decideClaim } from './claim.ts';
 
 /**
  * A khcheck whose spec cannot run (a bad duration, no container...) is recorded as an execution error in
- * its khstate, in one compare-and-swap write, and announced; no run is claimed and no pod created.
+ * its khstate, in one compare-and-swap write, and announced; no run is claimed and no pod created. A run
+ * of it that nobody holds any more (its runner died: lease lapsed or deadline passed) is closed by that
+ * same write with the validation error as its outcome, and its pods are removed once the write landed; a
+ * run whose runner is alive is left to that runner.
  */
 export async function recordInvalidCheck(
   deps: AcquireDeps,
@@ -25,28 +31,55 @@ export async function recordInvalidCheck(
     node: '',
     durationMs: 0,
   };
-  const recorded = await updateKhStateWithRetry(deps.kube, source.metadata, {
+  const recorded = await updateKhStateWithRetry<InvalidRecorded>(deps.kube, source.metadata, {
     writer: 'invalid-check',
     maxAttempts: opts.maxAttempts,
     log: deps.log,
     decide: (state) => {
       const atMs = deps.clock.nowMs();
-      const next = recordWithoutRun(state ?? newKhState(name, namespace), outcome, {
-        nowMs: atMs,
-        runner: opts.runner,
-      });
-      return write(next, () => ({ atMs, live: Boolean(readActiveRun(state)) }));
+      const ctx = { nowMs: atMs, runner: opts.runner };
+      const decision = decideClaim(state, atMs);
+      const base = state ?? newKhState(name, namespace);
+      if (decision.kind === 'adopt' || decision.kind === 'close-stale') {
+        const closed = decision.run;
+        const durationMs = Math.max(0, Math.min(atMs, closed.deadlineMs) - closed.startedAtMs);
+        const next = recordOutcome(base, closed, { ...outcome, durationMs }, ctx);
+        return write(next, () => ({ atMs, live: false, closed }));
+      }
+      const live = decision.kind === 'busy';
+      return write(recordWithoutRun(base, outcome, ctx), () => ({ atMs, live, closed: undefined }));
     },
   });
-  logInvalid(deps.log, reason, recorded.live);
+  if (recorded.closed) await removeClosedRunPods(deps, source, recorded.closed);
+  logInvalid(deps.log, reason, recorded);
   await announceOutcome(
     deps,
     { namespace, name, uid: source.metadata.uid },
-    { runUuid: '', outcome, atMs: recorded.atMs, runner: opts.runner },
+    { runUuid: recorded.closed?.uuid ?? '', outcome, atMs: recorded.atMs, runner: opts.runner },
   );
   return outcome;
 }
 
-function logInvalid(log: Log, reason: string, live: boolean) {
-  log.warn('invalid khcheck recorded as an execution error', { reason, live });
+interface InvalidRecorded {
+  atMs: number;
+  /** A run whose runner is alive was left to it. */
+  live: boolean;
+  /** The orphaned run this write closed. */
+  closed: ActiveRun | undefined;
+}
+
+/** The closing write was the fence: the run is closed, so its pods (each by uid) are ours to remove. */
+async function removeClosedRunPods(deps: AcquireDeps, source: KhCheck, run: ActiveRun) {
+  const { namespace, name } = source.metadata;
+  const pods = await deps.kube.listCheckPods(namespace, name);
+  for (const pod of pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === run.uuid))
+    await deps.kube.removePod(namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
+}
+
+function logInvalid(log: Log, reason: string, recorded: InvalidRecorded) {
+  log.warn('invalid khcheck recorded as an execution error', {
+    reason,
+    live: recorded.live,
+    ...(recorded.closed ? { closedRun: shortId(recorded.closed.uuid) } : {}),
+  });
 }

@@ -1,15 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import { validateCheck } from '../check/validate-check.ts';
 import { shortId } from '../core/ids.ts';
 import { type ReportingUrl, reportingUrlFor } from '../report/report-token.ts';
 import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
 import { executionError, type RunOutcome } from '../state/outcome.ts';
 import type { ValidCheck } from '../state/resources.ts';
+import { holdingOf } from '../state/run-holder.ts';
 import { type AcquireDeps, acquireRun } from './acquire.ts';
 import { DEFAULT_TIMINGS, type RunTimings } from './assess.ts';
 import { awaitOutcome, type WaitResult } from './await-outcome.ts';
 import { clearEarlierPods, ensureCheckerPod, removeRunPods } from './checker-pod.ts';
 import { CheckNotFoundError } from './errors.ts';
 import { finishRun, releaseRun } from './finish.ts';
+import { awaitHandOver } from './hand-over.ts';
 import { recordInvalidCheck } from './invalid-check.ts';
 
 export interface IterationConfig {
@@ -17,6 +20,16 @@ export interface IterationConfig {
   checkName: string;
   /** Who runs this iteration; becomes AuthoritativePod. */
   runner: string;
+  /**
+   * This invocation's fencing token, written as the run's holder: unique per invocation (runner names
+   * repeat). Default: a random one.
+   */
+  holder?: string;
+  /**
+   * Whether the reporting URL is an endpoint this process hosts (`khrun run`'s own): a runner that loses its
+   * run to an adopter then keeps it serving until the run's report landed (awaitHandOver).
+   */
+  hostsReports?: boolean;
   /** The URL checker pods report to (KH_REPORTING_URL): fixed, or signed for each run (report-token.ts). */
   reportingUrl: ReportingUrl;
   timings?: RunTimings;
@@ -63,6 +76,7 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
   const check = validated.check;
   const acquired = await acquireRun(deps, check, {
     runner: cfg.runner,
+    holder: cfg.holder ?? randomUUID(),
     leaseMs: settings.leaseMs,
     maxAttempts: settings.maxConflictRetries,
   });
@@ -84,7 +98,12 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
     deadlineMs: run.deadlineMs,
   };
   const reportingUrl = reportingUrlFor(cfg.reportingUrl, runRef);
-  const pod = await ensureCheckerPod(deps, check, run, { adopted, reported, reportingUrl });
+  const pod = await ensureCheckerPod(deps, check, run, {
+    adopted,
+    reported,
+    reportingUrl,
+    signal: cfg.signal,
+  });
   if (pod.kind === 'failed') {
     const outcome: RunOutcome = {
       kind: OutcomeKind.ExecutionError,
@@ -131,32 +150,47 @@ async function conclude(
     return { kind: 'interrupted', runUuid: run.uuid, reason: waited.reason };
   }
   if (waited.kind === 'lost') {
-    deps.log.warn('run closed by another invocation', { run: shortId(run.uuid) });
+    // Stepping down: no outcome, no pod removed. A taken-over run goes on under its adopter, whose kept pod
+    // may still report to the endpoint this process hosts.
+    deps.log.warn('stepped down: the run is no longer ours', {
+      run: shortId(run.uuid),
+      reason: waited.reason,
+    });
+    if (waited.taken && cfg.hostsReports) {
+      cfg.onPhase?.('handing over');
+      const handOver = await awaitHandOver(deps, { ...check, checkName: check.name, run }, cfg.signal);
+      deps.log.info('report endpoint no longer needed by the adopter', { run: shortId(run.uuid), handOver });
+    }
     return { kind: 'superseded', reason: waited.reason, runUuid: run.uuid };
   }
-  if (waited.removePods) await removeRunPods(deps, check, run.uuid);
+  const superseded = { kind: 'superseded', reason: SUPERSEDED, runUuid: run.uuid } as const;
   if (
     waited.outcome.kind === OutcomeKind.Skipped &&
     !(await deps.kube.readCheck(check.namespace, check.name))
   ) {
-    await deleteOrphanState(deps, check);
+    if (!(await deleteOrphanState(deps, check, run))) return superseded;
+    if (waited.removePods) await removeRunPods(deps, check, run.uuid);
     deps.log.info('khcheck deleted mid-run; its khstate removed', { run: shortId(run.uuid) });
     return { kind: 'check-deleted', runUuid: run.uuid };
   }
   cfg.onPhase?.('recording', { outcome: waited.outcome.kind });
   const recorded = await finishRun(deps, check, run, waited.outcome, { runner: cfg.runner, maxAttempts });
-  if (!recorded)
-    return { kind: 'superseded', reason: 'the run was closed by another invocation', runUuid: run.uuid };
+  if (!recorded) return superseded;
+  // The recording write was the fence: the run is closed, by us, so its pods are ours to remove.
+  if (waited.removePods) await removeRunPods(deps, check, run.uuid);
   return { kind: 'recorded', runUuid: run.uuid, outcome: recorded, adopted: ctx.adopted };
 }
 
-async function deleteOrphanState(deps: AcquireDeps, check: ValidCheck) {
+const SUPERSEDED = 'the run was closed or taken over by another invocation';
+
+/** Deletes the khstate of a deleted khcheck, only while this invocation holds the run (resourceVersion). */
+async function deleteOrphanState(deps: AcquireDeps, check: ValidCheck, run: ActiveRun): Promise<boolean> {
   const state = await deps.kube.readState(check.namespace, check.name);
-  if (state?.metadata.resourceVersion) {
-    await deps.kube
-      .deleteState(check.namespace, check.name, state.metadata.resourceVersion)
-      .catch(() => undefined);
-  }
+  if (holdingOf(state, run).kind !== 'held' || !state?.metadata.resourceVersion) return false;
+  await deps.kube
+    .deleteState(check.namespace, check.name, state.metadata.resourceVersion)
+    .catch(() => undefined);
+  return true;
 }
 
 /** The settings the caller set; undefined ones fall back to ITERATION_DEFAULTS. */

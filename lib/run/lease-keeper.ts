@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import type { CancelScheduled, Scheduler } from '../core/scheduler.ts';
 import { loggableError, WriteConflict } from '../kube/errors.ts';
@@ -10,6 +11,10 @@ export interface LeaseKeeperOptions {
    */
   renew: () => Promise<'renewed' | 'lost'>;
   scheduler: Scheduler;
+  /** The time leases are written in (the renewals' clock), to tell when the lease lapsed. */
+  clock: Clock;
+  /** When the lease held at the start runs out (the claim's or adoption's leaseUntilMs). */
+  heldUntilMs: number;
   log: Log;
   /** Stops the keeper: no renewal starts once it aborted. */
   signal: AbortSignal;
@@ -26,8 +31,11 @@ export const MIN_RENEW_INTERVAL_MS = 200;
  * Keeps a run's lease alive while its runner waits: renews every half lease, so one failed renewal still
  * leaves half a lease to retry in. A failed renewal is logged (a write conflict at debug, anything else as a
  * warning) and retried at once with a capped doubling back-off (100, 200, 400 … ms), then the half-lease
- * rhythm resumes: a live runner never lets its lease lapse without saying so, and a runner that died stops
- * renewing, so the next invocation adopts the run.
+ * rhythm resumes. A live runner never lets its lease lapse without saying so: the first failure past the
+ * lease's end warns that another invocation may adopt the run, and the renewal that follows re-checks
+ * ownership in its own compare-and-swap (renewLease), so it either warns that the run is still ours after a
+ * lapse or says 'lost' and the runner steps down. A runner that died stops renewing, so the next invocation
+ * adopts the run.
  *
  * Resolves once the keeper stopped: the signal aborted (or renew() said 'lost') and no renewal is in
  * flight, so the caller that awaits it knows no write of the keeper's lands afterwards.
@@ -43,6 +51,8 @@ export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
     let cancelNext: CancelScheduled = () => {};
     let renewing = false;
     let failures = 0;
+    let heldUntilMs = opts.heldUntilMs;
+    let lapseAnnounced = false;
     const stop = () => {
       cancelNext();
       signal.removeEventListener('abort', onAbort);
@@ -53,8 +63,22 @@ export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
     };
     /** One renewal; returns when the next is due, or undefined when there is nothing left to keep. */
     const renewOnce = async (): Promise<number | undefined> => {
+      const startedMs = opts.clock.nowMs();
       try {
-        if ((await opts.renew()) === 'lost') return undefined;
+        const renewal = await opts.renew();
+        const lapsedForMs = opts.clock.nowMs() - heldUntilMs;
+        if (renewal === 'lost') {
+          if (lapsedForMs > 0)
+            log.warn('lease lapsed and the run is no longer ours: stepping down', { lapsedForMs });
+          return undefined;
+        }
+        if (lapsedForMs > 0)
+          log.warn('lease lapsed before it was renewed; ownership re-checked: the run is still ours', {
+            lapsedForMs,
+            failures,
+          });
+        heldUntilMs = startedMs + opts.leaseMs;
+        lapseAnnounced = false;
         failures = 0;
         return intervalMs;
       } catch (error) {
@@ -64,6 +88,14 @@ export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
         if (error instanceof WriteConflict)
           log.debug('lease renewal conflicted; retrying', { failures, retryInMs });
         else log.warn('lease renewal failed; retrying', { error: loggableError(error), failures, retryInMs });
+        const expiredForMs = opts.clock.nowMs() - heldUntilMs;
+        if (expiredForMs >= 0 && !lapseAnnounced) {
+          lapseAnnounced = true;
+          log.warn('lease expired while renewals fail: another invocation may adopt the run', {
+            expiredForMs,
+            failures,
+          });
+        }
         return retryInMs;
       }
     };

@@ -2,30 +2,35 @@ import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { KubePort } from '../kube/port.ts';
-import { type ActiveRun, readActiveRun } from '../state/khstate.ts';
+import type { ActiveRun } from '../state/khstate.ts';
 import { claimRun } from '../state/record.ts';
 import type { KhState } from '../state/resources.ts';
+import { type Holding, holdingOf } from '../state/run-holder.ts';
 import { leaseUntil } from './claim.ts';
 
 export type LeaseRenewal =
   /** The lease was extended; state is the khstate as stored by that write. */
   | { kind: 'renewed'; state: KhState }
-  /** The khstate's active run is no longer this one (or the khstate is gone); nothing was written. */
-  | { kind: 'not-ours'; state: KhState | null };
+  /**
+   * The run is no longer this invocation's: closed (or the khstate is gone), or taken over by another
+   * invocation that adopted it; nothing was written.
+   */
+  | { kind: 'not-ours'; state: KhState | null; holding: Exclude<Holding, { kind: 'held' }> };
 
 /** Conflicts one renewal absorbs before it fails (and the lease keeper retries it). */
 export const LEASE_MAX_ATTEMPTS = 8;
 
 /**
  * One renewal of the run's lease, as a compare-and-swap loop: while the khstate's active run is still this
- * one, writes it back held by runner until now + leaseMs (never past the deadline); a conflict (a report,
- * most likely) reads again. The writer is 'lease' (user agent khrun/lease), so the audit log attributes
- * it. Throws RetriesExhausted after LEASE_MAX_ATTEMPTS conflicts in a row.
+ * one AND held by this invocation (run.holder), writes it back held until now + leaseMs (never past the
+ * deadline); a conflict (a report, most likely) reads again. A run another invocation adopted is never
+ * taken back: that is 'not-ours', and the caller steps down. The writer is 'lease' (user agent
+ * khrun/lease), so the audit log attributes it. Throws RetriesExhausted after LEASE_MAX_ATTEMPTS conflicts.
  */
 export function renewLease(
   deps: { kube: KubePort; clock: Clock; log?: Log },
   target: { namespace: string; checkName: string; run: ActiveRun },
-  opts: { runner: string; leaseMs: number },
+  opts: { leaseMs: number },
 ): Promise<LeaseRenewal> {
   return updateKhStateWithRetry<LeaseRenewal>(
     deps.kube,
@@ -35,14 +40,13 @@ export function renewLease(
       maxAttempts: LEASE_MAX_ATTEMPTS,
       log: deps.log,
       decide: (current) => {
-        const active = readActiveRun(current);
-        if (!current || active?.uuid !== target.run.uuid) return done({ kind: 'not-ours', state: current });
+        const holding = holdingOf(current, target.run);
+        if (holding.kind !== 'held') return done({ kind: 'not-ours', state: current, holding });
         const renewed: ActiveRun = {
-          ...active,
-          runner: opts.runner,
+          ...holding.active,
           leaseUntilMs: leaseUntil(deps.clock.nowMs(), opts.leaseMs, target.run.deadlineMs),
         };
-        return write(claimRun(current, renewed), (state) => ({ kind: 'renewed', state }));
+        return write(claimRun(holding.state, renewed), (state) => ({ kind: 'renewed', state }));
       },
     },
   );

@@ -1,8 +1,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
-import { type ActiveRun, readAcceptedReport, readActiveRun } from '../state/khstate.ts';
+import { type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import type { KhState } from '../state/resources.ts';
+import { holdingOf, lostReason } from '../state/run-holder.ts';
 import { assessRun, isPodTerminal, type RunTimings } from './assess.ts';
 
 /** What stays fixed while one run is waited for. */
@@ -44,8 +45,11 @@ export type WaitObservation =
 
 export type WaitDecision =
   | { kind: 'finish'; outcome: RunOutcome; removePods: boolean; pod: V1Pod | undefined }
-  /** The khstate's active run is no longer this one: someone else closed or took it over. */
-  | { kind: 'lost'; reason: string }
+  /**
+   * The run is no longer this invocation's: closed by someone else, or taken over (adopted) by another
+   * invocation after this one's lease lapsed (taken: true; the run goes on, under its new holder).
+   */
+  | { kind: 'lost'; reason: string; taken: boolean }
   | { kind: 'interrupted'; reason: string }
   /** Nothing is final yet; observe again at untilMs at the latest (a watch event may come sooner). */
   | { kind: 'wait-until'; untilMs: number }
@@ -109,11 +113,10 @@ export function observeWait(ctx: WaitContext, memory: WaitMemory, o: WaitObserva
 
 function decide(ctx: WaitContext, memory: WaitMemory, nowMs: number): WaitStep {
   const { run } = ctx;
-  if (readActiveRun(memory.state)?.uuid !== run.uuid) {
-    return final(
-      { memory, phases: [] },
-      { kind: 'lost', reason: 'the run was closed by another invocation' },
-    );
+  const holding = holdingOf(memory.state, run);
+  if (holding.kind !== 'held') {
+    const lost = { kind: 'lost', reason: lostReason(holding), taken: holding.kind === 'taken' } as const;
+    return final({ memory, phases: [] }, lost);
   }
   if (!memory.primed && nowMs < run.deadlineMs) {
     // Nothing is decided before the first consistent view of pod and khstate; only the deadline stands.

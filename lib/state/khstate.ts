@@ -30,6 +30,12 @@ export interface ActiveRun {
   /** Who holds the run, and until when; an expired lease before the deadline means "adopt me". */
   runner: string;
   leaseUntilMs: number;
+  /**
+   * The invocation that holds the run: unique per invocation (runner names repeat, e.g. two `khrun run` on
+   * one host), so it is the fencing token of every write made on the run's behalf (run-holder.ts). Absent
+   * in runs claimed by an older khrun; the runner name stands in for it then.
+   */
+  holder?: string;
 }
 
 export interface AcceptedReport {
@@ -96,7 +102,8 @@ export function readActiveRun(state: KhState | null): ActiveRun | undefined {
       isNum(v.deadlineMs) &&
       isStr(v.pod) &&
       isStr(v.runner) &&
-      isNum(v.leaseUntilMs),
+      isNum(v.leaseUntilMs) &&
+      (v.holder === undefined || isStr(v.holder)),
   );
 }
 

@@ -192,7 +192,27 @@ describe('awaitOutcome', () => {
     const waiting = h.start();
     await h.kube.until(() => h.kube.watching === 1);
     h.kube.putState(stateWith(null));
-    expect(await waiting).toEqual({ kind: 'lost', reason: 'the run was closed by another invocation' });
+    expect(await waiting).toEqual({
+      kind: 'lost',
+      reason: 'the run was closed by another invocation',
+      taken: false,
+    });
+    expect(h.leftBehind()).toEqual(NOTHING);
+  });
+
+  it('is lost, taken, when another invocation adopted the run, and never takes it back', async () => {
+    const h = harness();
+    const waiting = h.start();
+    await h.kube.until(() => h.kube.watching === 1);
+    const adopted = {
+      ...RUN,
+      runner: 'runner-b',
+      holder: 'runner-b/invocation-2',
+      leaseUntilMs: T0 + 99_000,
+    };
+    h.kube.putState(stateWith(adopted));
+    expect(await waiting).toMatchObject({ kind: 'lost', taken: true });
+    expect(readActiveRun(h.kube.state(NS, NAME) ?? null)).toEqual(adopted);
     expect(h.leftBehind()).toEqual(NOTHING);
   });
 

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KH_ENV, podNameFor } from '../../lib/check/pod-builder.ts';
 import { acceptReport } from '../../lib/report/accept-report.ts';
 import type { AcquireDeps } from '../../lib/run/acquire.ts';
+import type { EndpointState } from '../../lib/run/endpoint-probe.ts';
 import { CheckNotFoundError } from '../../lib/run/errors.ts';
 import { type IterationConfig, type IterationResult, runIteration } from '../../lib/run/iteration.ts';
 import {
@@ -21,6 +22,8 @@ const NS = 'checks';
 const NAME = 'dns';
 const T0 = Date.UTC(2024, 2, 5, 10, 20, 30, 0);
 const URL = 'http://khrun-report.kuberhealthy.svc:8080/externalCheckStatus';
+/** The endpoint of another runner's process, which an adopted pod reports to. */
+const DEAD_URL = 'http://10.0.0.9:8080/externalCheckStatus';
 const PREFIX = `Check execution error: ${NS}/${NAME}: `;
 const UUIDS = [
   '11111111-1111-4111-8111-111111111111',
@@ -30,6 +33,8 @@ const UUIDS = [
 const U1 = UUIDS[0] as string;
 const EARLIER = '99999999-9999-4999-8999-999999999999';
 const POD1 = podNameFor(NAME, T0);
+/** This invocation's fencing token, as runCheck makes one per invocation. */
+const HOLDER = 'runner-a/invocation-1';
 
 function khcheck(spec: Partial<KhCheck['spec']> = {}): KhCheck {
   return {
@@ -55,7 +60,16 @@ function harness(opts: { check?: KhCheck | null } = {}) {
     (message: string, extra?: Record<string, unknown>): void => {
       logs.push({ level, message, ...(extra ? { extra } : {}) });
     };
+  /** What the adopter's endpoint probe answers, per URL (unknown unless set), and what it was asked. */
+  const endpoints = new Map<string, EndpointState>();
+  const probed: string[] = [];
   const deps: AcquireDeps = {
+    endpoints: {
+      probe: async (url) => {
+        probed.push(url);
+        return endpoints.get(url) ?? 'unknown';
+      },
+    },
     kube,
     clock: { nowMs: () => Date.now() },
     ids: {
@@ -72,11 +86,12 @@ function harness(opts: { check?: KhCheck | null } = {}) {
     namespace: NS,
     checkName: NAME,
     runner: 'runner-a',
+    holder: HOLDER,
     reportingUrl: URL,
     signal: controller.signal,
     ...over,
   });
-  return { kube, deps, controller, cfg, logs };
+  return { kube, deps, controller, cfg, logs, endpoints, probed };
 }
 
 const stateNow = (kube: FakeKube): KhState => {
@@ -108,6 +123,10 @@ function checkerPodOf(run: ActiveRun, phase = 'Running', reportingUrl = URL): V1
       namespace: NS,
       labels: { 'kuberhealthy-run-id': run.uuid, 'kuberhealthy-check-name': NAME, app: 'kuberhealthy-check' },
       annotations: { 'comcast.github.io/check-name': NAME },
+      uid: `uid-${run.pod}-${run.uuid.slice(0, 4)}`,
+      ownerReferences: [
+        { apiVersion: 'comcast.github.io/v1', kind: 'KuberhealthyCheck', name: NAME, uid: 'uid-dns' },
+      ],
       creationTimestamp: new Date(run.startedAtMs),
     },
     spec: {
@@ -239,6 +258,7 @@ describe('runIteration: a run from claim to record', () => {
       deadlineMs: T0 + 300_000,
       pod: POD1,
       runner: 'runner-a',
+      holder: HOLDER,
       leaseUntilMs: T0 + 30_000,
     });
     expect(pod.metadata?.name).toBe('dns-1709634030');
@@ -519,6 +539,7 @@ describe('runIteration: the run slot', () => {
     expect(readActiveRun(stateNow(h.kube))).toEqual({
       ...orphan,
       runner: 'runner-a',
+      holder: HOLDER,
       leaseUntilMs: T0 + 30_000,
     });
     await vi.advanceTimersByTimeAsync(1_000);
@@ -568,13 +589,15 @@ describe('runIteration: the run slot', () => {
     expect(await running).toMatchObject({ kind: 'interrupted', runUuid: EARLIER });
   });
 
-  it('replaces an adopted pod that reports to another runner’s endpoint with a pod of the same run', async () => {
+  it('replaces an adopted pod whose report endpoint is dead (nothing listens) with a pod of the same run', async () => {
     const h = harness();
     const orphan = { ...live, runner: 'runner-dead', leaseUntilMs: T0 - 1 };
     h.kube.putState(stateWithRun(orphan));
-    h.kube.putPod(checkerPodOf(orphan, 'Running', 'http://10.0.0.9:8080/externalCheckStatus'));
+    h.kube.putPod(checkerPodOf(orphan, 'Running', DEAD_URL));
+    h.endpoints.set(DEAD_URL, 'dead');
     const running = runIteration(h.deps, h.cfg());
     await h.kube.until(() => h.kube.createdPods.length === 1);
+    expect(h.probed).toEqual([DEAD_URL]);
     expect(h.kube.removedPods).toEqual([orphan.pod]);
     const pod = h.kube.createdPods[0] as V1Pod;
     expect(pod.metadata?.name).toBe(orphan.pod);
@@ -590,6 +613,27 @@ describe('runIteration: the run slot', () => {
       adopted: true,
       outcome: { kind: 'Succeeded' },
     });
+  });
+
+  it.each([
+    { endpoint: 'alive', why: 'answers (the previous runner is alive, cut off from the API server)' },
+    { endpoint: 'unknown', why: 'cannot be told about' },
+  ] as const)('keeps an adopted pod whose endpoint $why, and records its report', async ({ endpoint }) => {
+    const h = harness();
+    const orphan = { ...live, runner: 'runner-b', leaseUntilMs: T0 - 1 };
+    h.kube.putState(stateWithRun(orphan));
+    h.kube.putPod(checkerPodOf(orphan, 'Running', DEAD_URL));
+    h.endpoints.set(DEAD_URL, endpoint);
+    const running = runIteration(h.deps, h.cfg());
+    await h.kube.until(() => h.kube.watching === 1);
+    expect(h.probed).toEqual([DEAD_URL]);
+    // The report reaches the khstate through the pod's own endpoint (the previous runner's): same run UUID.
+    await reportFrom(h.kube, orphan.pod, { OK: true, Errors: [] });
+    h.kube.setPodStatus(NS, orphan.pod, finished(0));
+    expect(await running).toMatchObject({ kind: 'recorded', adopted: true, outcome: { kind: 'Succeeded' } });
+    expect(h.kube.calls.createPod).toBe(0);
+    expect(recordWrites(h.kube, EARLIER)).toBe(1);
+    expect(h.kube.removedPods).toEqual([]);
   });
 
   it('keeps an adopted pod with another endpoint when its run already reported', async () => {
@@ -651,10 +695,8 @@ describe('runIteration: the run slot', () => {
     const orphan = { ...live, runner: 'runner-dead', leaseUntilMs: T0 - 1 };
     h.kube.putState(stateWithRun(orphan));
     // The old pod exited with 1: its report to the dead runner's endpoint could not be delivered.
-    h.kube.putPod({
-      ...checkerPodOf(orphan, 'Failed', 'http://10.0.0.9:8080/externalCheckStatus'),
-      status: finished(1),
-    });
+    h.kube.putPod({ ...checkerPodOf(orphan, 'Failed', DEAD_URL), status: finished(1) });
+    h.endpoints.set(DEAD_URL, 'dead');
     const running = runIteration(h.deps, h.cfg());
     await h.kube.until(() => h.kube.watching === 1);
     expect(h.kube.removedPods).toEqual([orphan.pod]);

@@ -11,6 +11,7 @@ function keeper(answers: Answer[], over: Partial<LeaseKeeperOptions> = {}) {
   const scheduler = new ManualScheduler();
   const controller = new AbortController();
   const warnings: Record<string, unknown>[] = [];
+  const warned: string[] = [];
   const debugs: Record<string, unknown>[] = [];
   let renewals = 0;
   const renew = async () => {
@@ -23,6 +24,8 @@ function keeper(answers: Answer[], over: Partial<LeaseKeeperOptions> = {}) {
   let stopped = false;
   const keeping = startLeaseKeeper({
     leaseMs: 30_000,
+    heldUntilMs: 30_000,
+    clock: scheduler,
     renew,
     scheduler,
     signal: controller.signal,
@@ -30,7 +33,10 @@ function keeper(answers: Answer[], over: Partial<LeaseKeeperOptions> = {}) {
       info() {},
       error() {},
       debug: (_m, extra) => debugs.push(extra ?? {}),
-      warn: (_m, extra) => warnings.push(extra ?? {}),
+      warn: (message, extra) => {
+        warned.push(message);
+        warnings.push(extra ?? {});
+      },
     },
     ...over,
   }).then(() => {
@@ -40,6 +46,7 @@ function keeper(answers: Answer[], over: Partial<LeaseKeeperOptions> = {}) {
     scheduler,
     controller,
     warnings,
+    warned,
     debugs,
     keeping,
     renewals: () => renewals,
@@ -83,13 +90,18 @@ describe('startLeaseKeeper', () => {
     expect(k.scheduler.requestedMs).toEqual([
       15_000, 100, 200, 400, 800, 1_600, 3_200, 5_000, 5_000, 15_000, 15_000,
     ]);
-    expect(k.warnings).toHaveLength(8);
+    expect(k.warnings).toHaveLength(9);
     expect(k.warnings[0]).toEqual({
       error: 'Error: connect ECONNREFUSED 10.96.0.1:443',
       failures: 1,
       retryInMs: 100,
     });
     expect(k.warnings[7]).toMatchObject({ failures: 8, retryInMs: 5_000 });
+    // The ninth renewal landed at 31.3 s, after the lease (30 s) had run out: said so, with by how much.
+    expect(k.warned[8]).toBe(
+      'lease lapsed before it was renewed; ownership re-checked: the run is still ours',
+    );
+    expect(k.warnings[8]).toEqual({ lapsedForMs: 1_300, failures: 8 });
     k.controller.abort();
     await k.keeping;
   });
@@ -157,12 +169,43 @@ describe('startLeaseKeeper', () => {
     expect(k.scheduler.requestedMs).toEqual([15_000]);
   });
 
+  it('warns once when the lease expires while renewals fail, then says the renewal found the run still ours', async () => {
+    const down = new Error('503 Service Unavailable');
+    const k = keeper([...Array<Answer>(6).fill(down), 'renewed'], { leaseMs: 2_000, heldUntilMs: 2_000 });
+    await renewTimes(k, 7);
+    // Failures at 1.0, 1.1, 1.3, 1.7, 2.5 and 3.5 s (back-off capped at the 1 s interval); the lease ran
+    // out at 2 s; renewed at 4.5 s.
+    const expired = 'lease expired while renewals fail: another invocation may adopt the run';
+    expect(k.warned.filter((m) => m === expired)).toHaveLength(1);
+    expect(k.warnings[k.warned.indexOf(expired)]).toEqual({ expiredForMs: 500, failures: 5 });
+    expect(k.warned.at(-1)).toBe(
+      'lease lapsed before it was renewed; ownership re-checked: the run is still ours',
+    );
+    expect(k.warnings.at(-1)).toEqual({ lapsedForMs: 2_500, failures: 6 });
+    // Renewed at 4.5 s, so held until 6.5 s: the next renewal (5.5 s) is on time and silent.
+    await renewTimes(k, 1);
+    expect(k.warned).toHaveLength(8);
+    k.controller.abort();
+    await k.keeping;
+  });
+
+  it('says so when the lease lapsed and the renewal found the run taken: stepping down', async () => {
+    const k = keeper([new Error('down'), new Error('down'), 'lost'], { leaseMs: 2_000, heldUntilMs: 1_050 });
+    await renewTimes(k, 3);
+    await k.keeping;
+    expect(k.warned.at(-1)).toBe('lease lapsed and the run is no longer ours: stepping down');
+    expect(k.warnings.at(-1)).toEqual({ lapsedForMs: 250 });
+    expect(k.scheduler.pending).toBe(0);
+  });
+
   it('does nothing when the signal is already aborted', async () => {
     const controller = new AbortController();
     controller.abort();
     const scheduler = new ManualScheduler();
     await startLeaseKeeper({
       leaseMs: 30_000,
+      heldUntilMs: 30_000,
+      clock: scheduler,
       renew: () => Promise.reject(new Error('must not renew')),
       scheduler,
       signal: controller.signal,

@@ -12,7 +12,8 @@ const RUN: ActiveRun = {
   startedAtMs: T0,
   deadlineMs: T0 + 300_000,
   pod: 'dns-1700000000',
-  runner: 'runner-old',
+  runner: 'runner-a',
+  holder: 'runner-a/invocation-1',
   leaseUntilMs: T0 + 30_000,
 };
 const TARGET = { namespace: NS, checkName: NAME, run: RUN };
@@ -29,16 +30,13 @@ describe('renewLease', () => {
   it.each([
     { name: 'now + leaseMs', nowMs: T0 + 15_000, leaseUntilMs: T0 + 45_000 },
     { name: 'the deadline, when sooner', nowMs: T0 + 290_000, leaseUntilMs: T0 + 300_000 },
-  ])('holds the run for runner until $name, changing nothing else', async ({ nowMs, leaseUntilMs }) => {
+  ])('holds the run for its holder until $name, changing nothing else', async ({ nowMs, leaseUntilMs }) => {
     const kube = new FakeKube();
     kube.putState(stateWith(RUN));
-    const renewal = await renewLease({ kube, clock: at(nowMs) }, TARGET, {
-      runner: 'runner-a',
-      leaseMs: 30_000,
-    });
+    const renewal = await renewLease({ kube, clock: at(nowMs) }, TARGET, { leaseMs: 30_000 });
     const stored = kube.state(NS, NAME) ?? null;
     expect(renewal).toEqual({ kind: 'renewed', state: stored });
-    expect(readActiveRun(stored)).toEqual({ ...RUN, runner: 'runner-a', leaseUntilMs });
+    expect(readActiveRun(stored)).toEqual({ ...RUN, leaseUntilMs });
     expect(stored?.metadata.annotations?.['example.com/keep']).toBe('me');
   });
 
@@ -46,17 +44,26 @@ describe('renewLease', () => {
     {
       name: 'another run is active',
       stored: stateWith({ ...RUN, uuid: '99999999-9999-4999-8999-999999999999' }),
+      holding: { kind: 'closed' },
     },
-    { name: 'no run is active', stored: stateWith(null) },
-    { name: 'the khstate is gone', stored: undefined },
-  ])('writes nothing and says not-ours when $name', async ({ stored }) => {
+    { name: 'no run is active', stored: stateWith(null), holding: { kind: 'closed' } },
+    { name: 'the khstate is gone', stored: undefined, holding: { kind: 'closed' } },
+    {
+      // The issue-11 case: after a write outage longer than the lease, a second invocation adopted the run.
+      name: 'another invocation adopted the run (same run, another holder)',
+      stored: stateWith({ ...RUN, runner: 'runner-b', holder: 'runner-b/invocation-7' }),
+      holding: { kind: 'taken', by: 'runner-b' },
+    },
+    {
+      name: 'another invocation of the same runner name adopted it',
+      stored: stateWith({ ...RUN, holder: 'runner-a/invocation-2' }),
+      holding: { kind: 'taken', by: 'runner-a' },
+    },
+  ])('writes nothing and says not-ours when $name', async ({ stored, holding }) => {
     const kube = new FakeKube();
     if (stored) kube.putState(stored);
-    const renewal = await renewLease({ kube, clock: at(T0) }, TARGET, {
-      runner: 'runner-a',
-      leaseMs: 30_000,
-    });
-    expect(renewal).toEqual({ kind: 'not-ours', state: kube.state(NS, NAME) ?? null });
+    const renewal = await renewLease({ kube, clock: at(T0) }, TARGET, { leaseMs: 30_000 });
+    expect(renewal).toEqual({ kind: 'not-ours', state: kube.state(NS, NAME) ?? null, holding });
     expect(kube.calls.replaceState).toBe(0);
   });
 
@@ -67,10 +74,7 @@ describe('renewLease', () => {
       kube.beforeReplace = undefined;
       kube.putState({ ...stateWith(RUN), spec: { ...stateWith(RUN).spec, OK: false } });
     };
-    const renewed = await renewLease({ kube, clock: at(T0) }, TARGET, {
-      runner: 'runner-a',
-      leaseMs: 30_000,
-    });
+    const renewed = await renewLease({ kube, clock: at(T0) }, TARGET, { leaseMs: 30_000 });
     expect(renewed.kind).toBe('renewed');
     expect(kube.conflicts).toHaveLength(1);
     expect(kube.stateHistory.at(-1)?.spec.OK).toBe(false);
@@ -84,7 +88,7 @@ describe('renewLease', () => {
       kube.beforeReplace = hammer;
     };
     kube.beforeReplace = hammer;
-    const renewing = renewLease({ kube, clock: at(T0) }, TARGET, { runner: 'runner-a', leaseMs: 30_000 });
+    const renewing = renewLease({ kube, clock: at(T0) }, TARGET, { leaseMs: 30_000 });
     await expect(renewing).rejects.toMatchObject({
       name: 'RetriesExhausted',
       writer: 'lease',

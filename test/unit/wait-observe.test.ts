@@ -131,7 +131,22 @@ describe('observeWait: what to do next', () => {
       name: 'a khstate whose active run is another is lost, even before the first view',
       memory: initialWaitMemory(LIVE, true),
       observation: view(T0, [pod('Running')], stateWith({ ...RUN, uuid: OTHER })),
-      decision: { kind: 'lost', reason: 'the run was closed by another invocation' },
+      decision: { kind: 'lost', reason: 'the run was closed by another invocation', taken: false },
+      phases: [],
+    },
+    {
+      name: 'the same run adopted by another invocation (its lease lapsed) is lost, taken',
+      memory: WATCHING,
+      observation: view(
+        T0 + 5_000,
+        [pod('Running')],
+        stateWith({ ...RUN, runner: 'runner-b', holder: 'runner-b/invocation-9' }),
+      ),
+      decision: {
+        kind: 'lost',
+        reason: "the run was taken over by runner runner-b after this runner's lease lapsed",
+        taken: true,
+      },
       phases: [],
     },
     {

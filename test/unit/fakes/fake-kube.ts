@@ -141,11 +141,12 @@ export class FakeKube implements KubePort {
     return copy(created);
   }
 
-  async removePod(namespace: string, name: string): Promise<void> {
+  async removePod(namespace: string, name: string, uid?: string): Promise<void> {
     this.calls.removePod++;
     await roundTrip();
     const pod = this.pods.get(key(namespace, name));
-    if (!pod) return;
+    // The API server's uid precondition: another pod of the same name is left alone.
+    if (!pod || (uid !== undefined && pod.metadata?.uid !== uid)) return;
     this.removedPods.push(name);
     if (this.gracefulRemoval) {
       pod.metadata = {

@@ -1,0 +1,42 @@
+/**
+ * Whether a report endpoint still listens: 'dead' only when nothing listens at its address (connection
+ * refused), the one answer that proves a checker pod's report can never land there; any HTTP answer is
+ * 'alive'; anything else (a timeout, an unreachable network, a malformed URL) is 'unknown', which callers
+ * must treat as "may still be alive".
+ */
+export type EndpointState = 'alive' | 'dead' | 'unknown';
+
+/** The port an adopting runner asks before it replaces a checker pod (lib/run/checker-pod.ts). */
+export interface EndpointProbe {
+  probe(url: string, signal: AbortSignal): Promise<EndpointState>;
+}
+
+/** How long a probe waits for an answer before it says 'unknown'. */
+export const PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * Probes with one GET to the URL as the pod holds it. A report endpoint answers a GET without any API
+ * request (it refuses it), so the probe costs the endpoint nothing. The body is never read.
+ */
+export const httpEndpointProbe: EndpointProbe = {
+  async probe(url, signal) {
+    try {
+      const response = await fetch(url, {
+        method: 'GET',
+        redirect: 'manual',
+        signal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]),
+      });
+      await response.body?.cancel();
+      return 'alive';
+    } catch (error) {
+      return refused(error) ? 'dead' : 'unknown';
+    }
+  },
+};
+
+/** fetch's TypeError carries the socket error as cause; several addresses tried give an AggregateError. */
+function refused(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string; errors?: Array<{ code?: string }> } })?.cause;
+  if (cause?.code === 'ECONNREFUSED') return true;
+  return Boolean(cause?.errors?.length) && (cause?.errors ?? []).every((e) => e.code === 'ECONNREFUSED');
+}
