@@ -13,7 +13,9 @@ const run = promisify(execFile);
 type Json = any;
 type Resources = Record<string, { Type: string; Properties: Record<string, Json> }>;
 
-async function packageService(params: string[]): Promise<{ dir: string; resources: Resources }> {
+async function packageService(
+  params: string[],
+): Promise<{ dir: string; resources: Resources; template: Json }> {
   const dir = await mkdtemp(join(tmpdir(), 'khrun-sls-'));
   await run(
     process.execPath,
@@ -33,12 +35,25 @@ async function packageService(params: string[]): Promise<{ dir: string; resource
     },
   );
   const template = JSON.parse(await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8'));
-  return { dir, resources: template.Resources as Resources };
+  return { dir, resources: template.Resources as Resources, template };
 }
 
 const ofType = (r: Resources, type: string) => Object.entries(r).filter(([, v]) => v.Type === type);
-let plain: { dir: string; resources: Resources };
-let custom: { dir: string; resources: Resources };
+type Packaged = { dir: string; resources: Resources; template: Json };
+let plain: Packaged;
+let custom: Packaged;
+
+/** The function URL of a function. */
+const urlOf = (r: Resources, fn: string) =>
+  ofType(r, 'AWS::Lambda::Url')
+    .map(([, v]) => v.Properties)
+    .find((u) => u.TargetFunctionArn['Fn::GetAtt']?.[0] === fn);
+
+/** The resource-policy statements that let anyone (Principal *) call a function. */
+const publicPermissions = (r: Resources, fn: string) =>
+  ofType(r, 'AWS::Lambda::Permission')
+    .map(([, v]) => v.Properties)
+    .filter((p) => p.FunctionName['Fn::GetAtt']?.[0] === fn && p.Principal === '*');
 
 beforeAll(async () => {
   // One after the other: serverless-esbuild stages its build in <service>/.esbuild.
@@ -48,6 +63,9 @@ beforeAll(async () => {
     '--param=schedulesFile=infra/aws/schedules.example.yml',
     '--param=tickEnabled=false',
     '--param=namespaces=kuberhealthy,team-a',
+    '--param=statusPublic=true',
+    '--param=reportKey=0123456789abcdef0123456789abcdef',
+    '--param=reportConcurrency=25',
   ]);
 }, 900_000);
 afterAll(async () => {
@@ -123,26 +141,8 @@ describe('serverless.yml, packaged with osls', () => {
   });
 
   it('serves report on a function URL with both permissions an AuthType NONE URL needs', () => {
-    const urls = ofType(plain.resources, 'AWS::Lambda::Url')
-      .map(([, v]) => v.Properties)
-      .filter((u) => u.TargetFunctionArn['Fn::GetAtt']?.[0] !== 'TriggerLambdaFunction');
-    expect(urls).toHaveLength(2);
-    expect(urls).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({
-          AuthType: 'NONE',
-          TargetFunctionArn: { 'Fn::GetAtt': ['ReportLambdaFunction', 'Arn'] },
-        }),
-        expect.objectContaining({
-          AuthType: 'NONE',
-          TargetFunctionArn: { 'Fn::GetAtt': ['StatusLambdaFunction', 'Arn'] },
-        }),
-      ]),
-    );
-    const perms = ofType(plain.resources, 'AWS::Lambda::Permission')
-      .map(([, v]) => v.Properties)
-      .filter((p) => p.FunctionName['Fn::GetAtt']?.[0] === 'ReportLambdaFunction');
-    expect(perms).toEqual(
+    expect(urlOf(plain.resources, 'ReportLambdaFunction')?.AuthType).toBe('NONE');
+    expect(publicPermissions(plain.resources, 'ReportLambdaFunction')).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
           Action: 'lambda:InvokeFunctionUrl',
@@ -156,6 +156,33 @@ describe('serverless.yml, packaged with osls', () => {
         }),
       ]),
     );
+  });
+
+  it('keeps the status function private (AuthType AWS_IAM, no public permission) unless statusPublic=true', () => {
+    expect(urlOf(plain.resources, 'StatusLambdaFunction')?.AuthType).toBe('AWS_IAM');
+    expect(publicPermissions(plain.resources, 'StatusLambdaFunction')).toEqual([]);
+    expect(urlOf(custom.resources, 'StatusLambdaFunction')?.AuthType).toBe('NONE');
+    expect(publicPermissions(custom.resources, 'StatusLambdaFunction')).toHaveLength(2);
+  });
+
+  it('reserves concurrency for report and status, so a flood of them cannot take what runCheck and tick need', () => {
+    const reserved = (r: Resources, fn: string) => r[fn]?.Properties.ReservedConcurrentExecutions;
+    expect(reserved(plain.resources, 'ReportLambdaFunction')).toBe(10);
+    expect(reserved(custom.resources, 'ReportLambdaFunction')).toBe(25);
+    expect(reserved(plain.resources, 'StatusLambdaFunction')).toBe(2);
+    // The others draw on the account's unreserved pool, which report and status can no longer drain.
+    for (const fn of ['RunCheckLambdaFunction', 'TickLambdaFunction', 'TriggerLambdaFunction'])
+      expect(reserved(plain.resources, fn), fn).toBeUndefined();
+  });
+
+  it('gives runCheck and report the report key, and no other function', () => {
+    const env = (r: Resources, fn: string) => r[fn]?.Properties.Environment.Variables;
+    expect(env(plain.resources, 'RunCheckLambdaFunction').KHRUN_REPORT_KEY).toBe('');
+    const key = '0123456789abcdef0123456789abcdef';
+    expect(env(custom.resources, 'RunCheckLambdaFunction').KHRUN_REPORT_KEY).toBe(key);
+    expect(env(custom.resources, 'ReportLambdaFunction').KHRUN_REPORT_KEY).toBe(key);
+    for (const fn of ['TickLambdaFunction', 'TriggerLambdaFunction', 'StatusLambdaFunction'])
+      expect(env(custom.resources, fn).KHRUN_REPORT_KEY, fn).toBeUndefined();
   });
 
   it('serves the run trigger on a function URL with AuthType AWS_IAM, open to no one', () => {
@@ -176,19 +203,65 @@ describe('serverless.yml, packaged with osls', () => {
     }
   });
 
-  it('gives the role a stable name and the right to invoke runCheck', () => {
-    const role = plain.resources.IamRoleLambdaExecution?.Properties;
-    expect(role?.RoleName).toEqual('khrun-prod-lambda');
-    const statements = role?.Policies.flatMap((p: Json) => p.PolicyDocument.Statement);
-    expect(statements).toEqual(
-      expect.arrayContaining([
-        expect.objectContaining({
-          Effect: 'Allow',
-          Action: ['lambda:InvokeFunction'],
-          Resource: { 'Fn::GetAtt': ['RunCheckLambdaFunction', 'Arn'] },
-        }),
-      ]),
-    );
+  it('gives each function its own role, with a stable name and only what it needs', () => {
+    // No shared role: the internet-facing report and status functions hold nothing runCheck or tick hold.
+    expect(plain.resources.IamRoleLambdaExecution).toBeUndefined();
+    const roles = Object.fromEntries(ofType(plain.resources, 'AWS::IAM::Role'));
+    const fns: Record<string, string> = {
+      RunCheckLambdaFunction: 'runCheck',
+      TickLambdaFunction: 'tick',
+      TriggerLambdaFunction: 'trigger',
+      ReportLambdaFunction: 'report',
+      StatusLambdaFunction: 'status',
+    };
+    const invokeRunCheck = {
+      Effect: 'Allow',
+      Action: 'lambda:InvokeFunction',
+      Resource: { 'Fn::GetAtt': ['RunCheckLambdaFunction', 'Arn'] },
+    };
+    const seen = new Set<string>();
+    for (const [fn, short] of Object.entries(fns)) {
+      const ref = plain.resources[fn]?.Properties.Role['Fn::GetAtt'];
+      expect(ref?.[1], fn).toBe('Arn');
+      const role = roles[ref[0]]?.Properties;
+      seen.add(ref[0]);
+      expect(role?.RoleName, fn).toBe(`khrun-prod-${short}`);
+      expect(role?.AssumeRolePolicyDocument.Statement).toEqual([
+        { Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' },
+      ]);
+      const statements = role?.Policies.flatMap((p: Json) => p.PolicyDocument.Statement);
+      const logs = {
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':logs:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              `:log-group:/aws/lambda/khrun-prod-${short}:*`,
+            ],
+          ],
+        },
+      };
+      // Only its own log group; only tick and trigger may start runCheck.
+      expect(statements, fn).toEqual(
+        short === 'tick' || short === 'trigger' ? [logs, invokeRunCheck] : [logs],
+      );
+    }
+    expect(seen.size).toBe(5);
+  });
+
+  it('adds the ENI rights a VPC needs only when the functions run in one', () => {
+    const condition = (t: Json) => t.Conditions.KhrunInVpc['Fn::Not'][0]['Fn::Equals'];
+    expect(condition(plain.template)).toEqual(['', '']);
+    expect(condition(custom.template)).toEqual(['subnet-0123456789abcdef0', '']);
+    for (const [, role] of ofType(plain.resources, 'AWS::IAM::Role'))
+      expect(role.Properties.ManagedPolicyArns['Fn::If'][0]).toBe('KhrunInVpc');
   });
 
   it('takes VPC settings and per-check schedules as options', () => {
