@@ -6,9 +6,9 @@ import { reportFromUrlEvent } from '../lib/aws/report-event.ts';
 import { lambdaReportOptions } from '../lib/config/serve-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 
-// report: the report endpoint behind a Lambda function URL (payload format 2.0). Checker pods reach it
-// through NAT, so their source address says nothing: reports must carry the kh-run-uuid header, as
-// Kuberhealthy v2.5+'s Go client and KH_RUN_UUID-aware clients send it.
+// report: the report endpoint behind a Lambda function URL (payload format 2.0). With KHRUN_REPORT_KEY
+// (the runCheck function's too) each checker pod reports to a URL signed for its run; anything else is
+// refused before any API request. Pods reach it through NAT, so it never identifies them by source address.
 
 let runtime: { logger: Logger; kc: KubeConfig } | undefined;
 
@@ -30,7 +30,8 @@ export async function handler(
       scope: options.scope,
       log: logPort(logger),
       server: `lambda-${context.functionName}`,
-      ipLookupWaitMs: options.ipLookupWaitMs,
+      reportKey: options.reportKey,
+      unsigned: options.unsigned,
     });
   } finally {
     logger.resetKeys();

@@ -4,10 +4,12 @@ import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import { authorizeReport, type UnsignedPolicy } from '../report/authorize-report.ts';
 import { handleReport } from '../report/handle-report.ts';
 import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import { normalizeIp } from '../report/identify-caller.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
+import { parseReportPath, type ReportKey } from '../report/report-token.ts';
 
 const text = (statusCode: number, body: string): APIGatewayProxyStructuredResultV2 => ({
   statusCode,
@@ -15,16 +17,55 @@ const text = (statusCode: number, body: string): APIGatewayProxyStructuredResult
   body: `${body}\n`,
 });
 
+export interface ReportEventDeps {
+  kc: KubeConfig;
+  scope: NamespaceScope;
+  log: Log;
+  server: string;
+  /** Checks signed reporting URLs (KHRUN_REPORT_KEY); undefined: none configured. */
+  reportKey: ReportKey | undefined;
+  /** Unsigned reports: refuse or header. Never by source address: pods reach a Lambda through NAT. */
+  unsigned: Exclude<UnsignedPolicy, 'header-and-ip'>;
+}
+
 /**
  * A Lambda function URL request (payload 2.0) through the same report protocol as the HTTP server:
- * same path, same body limit, same status codes.
+ * same paths, same body limit, same status codes. The URL and headers are judged first: a refused request
+ * is answered at once, without an API request, so it holds the function for no longer than that.
  */
 export async function reportFromUrlEvent(
   event: APIGatewayProxyEventV2,
-  deps: { kc: KubeConfig; scope: NamespaceScope; log: Log; server: string; ipLookupWaitMs?: number },
+  deps: ReportEventDeps,
 ): Promise<APIGatewayProxyStructuredResultV2> {
   const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
-  if (path !== REPORT_PATH) return text(404, `not found: checker pods report to ${REPORT_PATH}`);
+  const rest =
+    path === REPORT_PATH
+      ? ''
+      : path.startsWith(`${REPORT_PATH}/`)
+        ? path.slice(REPORT_PATH.length)
+        : undefined;
+  if (rest === undefined) return text(404, `not found: checker pods report to ${REPORT_PATH}`);
+  const method = event.requestContext?.http?.method ?? 'POST';
+  if ((method === 'GET' || method === 'HEAD') && !event.body) {
+    return text(200, 'khrun report endpoint: POST {"OK": true|false, "Errors": [...]} to KH_REPORTING_URL');
+  }
+  const clock = { nowMs: () => Date.now() };
+  const headers = Object.fromEntries(
+    Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
+  );
+  const authorized = authorizeReport(
+    { key: deps.reportKey, unsigned: deps.unsigned, scope: deps.scope },
+    parseReportPath(rest),
+    {
+      headerUuid: headers['kh-run-uuid'],
+      sourceIp: normalizeIp(event.requestContext?.http?.sourceIp),
+      nowMs: clock.nowMs(),
+    },
+  );
+  if (!authorized.ok) {
+    deps.log.warn('report refused', { reason: authorized.reason });
+    return text(400, `report rejected: ${authorized.reason}`);
+  }
   const body = event.body
     ? event.isBase64Encoded
       ? Buffer.from(event.body, 'base64').toString('utf8')
@@ -34,24 +75,17 @@ export async function reportFromUrlEvent(
     return text(400, `report rejected: body is over the ${DEFAULT_MAX_BODY_BYTES}-byte limit`);
   }
   const kube = kubePort(deps.kc);
-  const headers = Object.fromEntries(
-    Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
-  );
   try {
     const result = await handleReport(
       {
-        lookup: kubeCallerLookup(deps.kc, deps.scope, { ipLookupWaitMs: deps.ipLookupWaitMs }),
+        // Header lookups only: with no source address, a UUID that names no pod is answered at once.
+        lookup: kubeCallerLookup(deps.kc, deps.scope, { ipLookupWaitMs: 0 }),
         state: { read: kube.readState, replace: kube.replaceState },
-        clock: { nowMs: () => Date.now() },
+        clock,
         log: deps.log,
         server: deps.server,
       },
-      {
-        method: event.requestContext?.http?.method ?? 'POST',
-        headerUuid: headers['kh-run-uuid'],
-        sourceIp: normalizeIp(event.requestContext?.http?.sourceIp),
-        body,
-      },
+      { method, caller: authorized.caller, body },
     );
     return text(result.status, result.message);
   } catch (error) {

@@ -1,8 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Log } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import { REPORT_PATH } from '../report/http-server.ts';
 import type { Route } from '../report/routes.ts';
+import type { ReportKey } from '../report/report-token.ts';
 import { startServe } from '../report/shared-server.ts';
 import { runCheck } from '../run/invocation.ts';
 import type { MetricsOptions } from '../status/metrics.ts';
@@ -19,6 +21,8 @@ export interface ServeTriggerOptions {
   maxWaitMs: number;
   /** Where checker pods of triggered runs reach this server: a URL, or a host on the server's port. */
   reportTo: { url: string } | { host: string };
+  /** Signs the triggered runs' reporting URLs (the server's own key), when configured. */
+  reportKey?: ReportKey;
   leaseMs?: number;
 }
 
@@ -28,6 +32,9 @@ export interface ServeCommandOptions {
   host: string;
   port: number;
   identity: string;
+  /** Checks signed reporting URLs (KHRUN_REPORT_KEY); what unsigned reports get (KHRUN_REPORT_UNSIGNED). */
+  reportKey: ReportKey | undefined;
+  unsigned: UnsignedPolicy;
   maxBodyBytes?: number;
   requestTimeoutMs?: number;
   /** How long requests in flight (and triggered runs) may take to finish after SIGTERM. */
@@ -89,7 +96,7 @@ function serveTrigger(opts: ServeCommandOptions, trigger: ServeTriggerOptions, r
         namespace: target.namespace,
         checkName: target.checkName,
         runner: opts.identity,
-        report: { kind: 'external', url: reportingUrl() },
+        report: { kind: 'external', url: reportingUrl(), key: trigger.reportKey },
         signal: hooks.signal,
         log: opts.log,
         leaseMs: trigger.leaseMs,

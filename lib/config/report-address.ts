@@ -1,6 +1,8 @@
+import type { ReportKey } from '../report/report-token.ts';
 import type { ReportHosting } from '../run/invocation.ts';
 import { ConfigError } from './config-error.ts';
 import { reportHostFromKubeconfig } from './kubeconfig-report-host.ts';
+import { reportKey } from './report-key.ts';
 import { type ConfigInput, type Flags, setting } from './setting.ts';
 import { httpUrl, port } from './values.ts';
 
@@ -18,14 +20,17 @@ export interface ReportFlags {
 /** The report settings of `khrun run` that need no kubeconfig, validated. */
 export interface ReportSettings {
   externalUrl: string | undefined;
+  /** KHRUN_REPORT_KEY(_FILE): signs each run's URL on the shared server (it must hold the same key). */
+  key: ReportKey | undefined;
   host: string | undefined;
   port: number;
 }
 
 /**
- * Where a `khrun run` process has its checker pods report: KH_EXTERNAL_REPORTING_URL when set; else an
- * endpoint it hosts for the run at --report-host / KHRUN_REPORT_HOST, else POD_IP (in a pod); port
- * --report-port / KHRUN_REPORT_PORT (default 0: a free one).
+ * Where a `khrun run` process has its checker pods report: KH_EXTERNAL_REPORTING_URL when set (each run's
+ * URL signed with KHRUN_REPORT_KEY when that is set); else an endpoint it hosts for the run, with a key of
+ * its own, at --report-host / KHRUN_REPORT_HOST, else POD_IP (in a pod); port --report-port /
+ * KHRUN_REPORT_PORT (default 0: a free one).
  */
 export function reportSettings(input: ConfigInput<ReportFlags>): ReportSettings {
   return {
@@ -34,6 +39,7 @@ export function reportSettings(input: ConfigInput<ReportFlags>): ReportSettings 
       allowZero: true,
     }),
     externalUrl: externalReportingUrl(input),
+    key: reportKey(input),
     host: setting(input, { flags: ['report-host'], env: ['KHRUN_REPORT_HOST', 'POD_IP'] }).text,
   };
 }
@@ -47,7 +53,9 @@ export function reportHosting(
   settings: ReportSettings,
   kube: { files: readonly string[]; clusterName: string | undefined },
 ): ReportHosting {
-  if (settings.externalUrl) return { kind: 'external', url: settings.externalUrl };
+  if (settings.externalUrl) {
+    return { kind: 'external', url: settings.externalUrl, ...(settings.key ? { key: settings.key } : {}) };
+  }
   const host =
     settings.host ?? (kube.clusterName ? reportHostFromKubeconfig(kube.files, kube.clusterName) : undefined);
   if (host) return { kind: 'hosted', host, port: settings.port };

@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogLevel } from '../core/log.ts';
+import type { ReportKey } from '../report/report-token.ts';
 import type { ReportHosting } from '../run/invocation.ts';
 import { ITERATION_DEFAULTS } from '../run/iteration.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
@@ -8,6 +9,7 @@ import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } from './namespaces.ts';
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
+import { reportKey } from './report-key.ts';
 import { type ConfigInput, type Env, type Flags, setting } from './setting.ts';
 import { oneOf, required, secondsMs } from './values.ts';
 
@@ -76,8 +78,11 @@ export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
 export interface LambdaRunCheckOptions extends IterationSettings {
   cluster: ClusterAccess;
   namespace: string;
-  /** A Lambda hosts no endpoint: checker pods report to the report function's URL. */
-  report: { kind: 'external'; url: string };
+  /**
+   * A Lambda hosts no endpoint: checker pods report to the report function's URL, signed for each run
+   * with KHRUN_REPORT_KEY when set (the report function must hold the same key).
+   */
+  report: { kind: 'external'; url: string; key?: ReportKey };
   /** The iteration stops this long before the function's timeout: KHRUN_BUDGET_MARGIN_SECONDS, default 30. */
   budgetMarginMs: number;
 }
@@ -120,6 +125,7 @@ export function lambdaRunCheckOptions(input: { event: unknown; env: Env }): Lamb
   const settings = iterationSettings(config);
   const namespace = checkNamespace(setting(config, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV }));
   const url = externalReportingUrl(config);
+  const key = reportKey(config);
   if (!url) {
     throw new ConfigError({
       setting: 'KH_EXTERNAL_REPORTING_URL',
@@ -130,7 +136,7 @@ export function lambdaRunCheckOptions(input: { event: unknown; env: Env }): Lamb
   return {
     ...settings,
     namespace,
-    report: { kind: 'external', url },
+    report: { kind: 'external', url, ...(key ? { key } : {}) },
     budgetMarginMs: secondsMs(setting(config, { env: ['KHRUN_BUDGET_MARGIN_SECONDS'] }), {
       defaultSeconds: 30,
       allowZero: true,

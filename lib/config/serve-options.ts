@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import type { UnsignedPolicy } from '../report/authorize-report.ts';
+import type { ReportKey } from '../report/report-token.ts';
 import { ITERATION_DEFAULTS } from '../run/iteration.ts';
 import type { MetricsOptions } from '../status/metrics.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
@@ -10,6 +12,7 @@ import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { metricsOptions } from './metrics-options.ts';
 import { namespacesScope } from './namespaces.ts';
+import { nattedUnsignedPolicy, reportKey, unsignedPolicy } from './report-key.ts';
 import { type ConfigInput, type Env, type Flags, flagSet, NO_FLAGS, setting } from './setting.ts';
 import { httpUrl, integer, port, required, secondsMs } from './values.ts';
 
@@ -37,6 +40,10 @@ export interface ServeOptions {
   host: string;
   port: number;
   identity: string;
+  /** KHRUN_REPORT_KEY(_FILE): checks the signed reporting URLs runners (and the trigger) hand out. */
+  reportKey: ReportKey | undefined;
+  /** KHRUN_REPORT_UNSIGNED: refuse (default with a key), header, or header-and-ip (default without). */
+  unsigned: UnsignedPolicy;
   /** undefined: the report server's own limits. */
   maxBodyBytes: number | undefined;
   requestTimeoutMs: number | undefined;
@@ -61,6 +68,8 @@ export interface TriggerOptions {
    * Service's URL); else --host when it is a specific address; else POD_IP (in a pod), on the server's port.
    */
   reportTo: { url: string } | { host: string };
+  /** Signs the triggered runs' reporting URLs: the server's KHRUN_REPORT_KEY, when configured. */
+  reportKey: ReportKey | undefined;
   /** The lease the server holds on a triggered run: KHRUN_LEASE_SECONDS, default 30. */
   leaseMs: number;
 }
@@ -119,7 +128,11 @@ function triggerToken(input: ConfigInput<Flags>): string | undefined {
 }
 
 /** The trigger's options when a token is configured; every other trigger setting is checked either way. */
-function triggerOptions(input: ConfigInput<Flags>, host: string): TriggerOptions | undefined {
+function triggerOptions(
+  input: ConfigInput<Flags>,
+  host: string,
+  key: ReportKey | undefined,
+): TriggerOptions | undefined {
   const maxRuns = integer(setting(input, { env: ['KHRUN_TRIGGER_MAX_RUNS'] }), { min: 1, what: 'runs' }) ?? 4;
   const maxWaitMs = secondsMs(setting(input, { env: ['KHRUN_TRIGGER_MAX_WAIT_SECONDS'] }), {
     defaultSeconds: 300,
@@ -144,13 +157,14 @@ function triggerOptions(input: ConfigInput<Flags>, host: string): TriggerOptions
         'or set POD_IP (in a pod), or --host to an address pods can reach',
     });
   }
-  return { token, maxRuns, maxWaitMs, reportTo, leaseMs };
+  return { token, maxRuns, maxWaitMs, reportTo, reportKey: key, leaseMs };
 }
 
 /** `khrun serve`: the report endpoint (and status routes) as a long-running server. */
 export function serveOptions(input: ConfigInput<ServeFlags>): ServeOptions {
   const timeout = setting(input, { flags: ['request-timeout-seconds'] });
   const host = setting(input, { flags: ['host'], env: ['KHRUN_SERVE_HOST'] }).text ?? '0.0.0.0';
+  const key = reportKey(input);
   const options: Omit<ServeOptions, 'kc'> = {
     scope: scopeOf(input),
     host,
@@ -160,12 +174,14 @@ export function serveOptions(input: ConfigInput<ServeFlags>): ServeOptions {
       allowZero: true,
     }),
     identity: identity(input, 'khrun-serve'),
+    reportKey: key,
+    unsigned: unsignedPolicy(input, { key, natted: false }),
     maxBodyBytes: integer(setting(input, { flags: ['max-body-bytes'] }), { min: 1, what: 'bytes' }),
     requestTimeoutMs: timeout.text === undefined ? undefined : secondsMs(timeout, { defaultSeconds: 30 }),
     drainMs: secondsMs(setting(input, { flags: ['drain-seconds'] }), { defaultSeconds: 10, allowZero: true }),
     status: !flagSet(input, 'no-status'),
     metrics: metricsOptions(input),
-    trigger: triggerOptions(input, host),
+    trigger: triggerOptions(input, host, key),
     logLevel: logLevel(input),
   };
   return { ...options, kc: cliKube(input).kc };
@@ -174,20 +190,24 @@ export function serveOptions(input: ConfigInput<ServeFlags>): ServeOptions {
 export interface LambdaReportOptions {
   cluster: ClusterAccess;
   scope: NamespaceScope;
-  /** How long to wait for a reporting pod's IP to show up in a list: KHRUN_IP_LOOKUP_WAIT_SECONDS, default 2. */
-  ipLookupWaitMs: number;
+  /** KHRUN_REPORT_KEY(_FILE): the key the runCheck function signs reporting URLs with. */
+  reportKey: ReportKey | undefined;
+  /** KHRUN_REPORT_UNSIGNED: refuse (default with a key) or header (default without); never by source IP. */
+  unsigned: Exclude<UnsignedPolicy, 'header-and-ip'>;
   logLevel: LogLevel;
 }
 
-/** The report Lambda: the report endpoint behind a function URL. */
+/**
+ * The report Lambda: the report endpoint behind a function URL. Pods reach it through NAT, so it never
+ * identifies them by source address.
+ */
 export function lambdaReportOptions(input: { env: Env }): LambdaReportOptions {
   const config: ConfigInput<Flags> = { flags: {}, env: input.env, flagLabel: NO_FLAGS };
+  const key = reportKey(config);
   return {
     scope: scopeOf(config),
-    ipLookupWaitMs: secondsMs(setting(config, { env: ['KHRUN_IP_LOOKUP_WAIT_SECONDS'] }), {
-      defaultSeconds: 2,
-      allowZero: true,
-    }),
+    reportKey: key,
+    unsigned: nattedUnsignedPolicy(config, key),
     logLevel: logLevel(config),
     cluster: clusterAccess(config),
   };

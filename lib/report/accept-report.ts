@@ -21,7 +21,8 @@ export function acceptReport(input: {
   checkRef: string;
   uuid: string;
   report: { OK: boolean; Errors: string[] };
-  pod: string;
+  /** The reporting pod when it was looked up; else the pod the run was created with (a signed URL). */
+  pod: string | undefined;
   server: string;
   nowMs: number;
 }): ReportDecision {
@@ -58,7 +59,7 @@ export function acceptReport(input: {
     atMs: input.nowMs,
     ok: input.report.OK,
     errors: input.report.Errors,
-    pod: input.pod,
+    pod: input.pod ?? run.pod,
   };
   return { ok: true, next: storeReport(state, accepted, { server: input.server }) };
 }

@@ -7,7 +7,8 @@ import { isTransientApiError, loggableError } from '../kube/errors.ts';
 import { readAcceptedReport } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import { acceptReport } from './accept-report.ts';
-import { type CallerLookup, identifyCaller } from './identify-caller.ts';
+import type { ReportCaller } from './authorize-report.ts';
+import { type Caller, type CallerLookup, identifyCaller } from './identify-caller.ts';
 import { gateReport, parseReportBody, type Report } from './parse-report.ts';
 
 export interface ReportDeps {
@@ -32,8 +33,8 @@ export const DEFAULT_API_RETRY_MS = 15_000;
 
 export interface ReportRequest {
   method: string;
-  headerUuid: string | undefined;
-  sourceIp: string | undefined;
+  /** Who the URL and headers say is calling, as authorizeReport let it through. */
+  caller: ReportCaller;
   body: string;
 }
 
@@ -44,8 +45,9 @@ export interface ReportResponse {
 
 /**
  * The report protocol of Kuberhealthy v2: 200 accepted, 400 for every rejection (Go clients from v2.5 on
- * treat 400 as final), 500 when the state could not be written (clients retry). The body is checked before
- * any API call, so malformed floods cost the API server nothing.
+ * treat 400 as final), 500 when the state could not be written (clients retry). The URL was authorized
+ * (authorizeReport) and the body is checked before any API call, so floods cost the API server nothing; a
+ * signed URL names its run, so a genuine report costs one read and one write of the khstate, no pod LIST.
  */
 export async function handleReport(deps: ReportDeps, req: ReportRequest): Promise<ReportResponse> {
   if (req.method === 'GET' && req.body.length === 0) {
@@ -98,7 +100,7 @@ async function identifyAndStore(
   arrivedMs: number,
   write: { uncertain: boolean },
 ): Promise<ReportResponse> {
-  const caller = await identifyCaller(deps.lookup, req.headerUuid, req.sourceIp);
+  const caller = await callerOf(deps.lookup, req.caller);
   if (!caller.ok) return reject(deps, caller.reason);
   const checkRef = `${caller.namespace}/${caller.checkName}`;
 
@@ -149,6 +151,11 @@ async function identifyAndStore(
   }
 }
 
+async function callerOf(lookup: CallerLookup, caller: ReportCaller): Promise<Caller> {
+  if (caller.via === 'signed') return { ok: true, ...caller.run, pod: undefined };
+  return identifyCaller(lookup, caller.headerUuid, caller.sourceIp);
+}
+
 /** Whether the khstate already holds exactly this report for this run (a write whose answer was lost). */
 function isStored(state: KhState | null, uuid: string, report: Report): boolean {
   const stored = readAcceptedReport(state);
@@ -162,7 +169,7 @@ function isStored(state: KhState | null, uuid: string, report: Report): boolean 
 function accepted(
   deps: ReportDeps,
   checkRef: string,
-  caller: { uuid: string; pod: string },
+  caller: { uuid: string; pod: string | undefined },
   report: Report,
   attempt?: number,
 ): ReportResponse {

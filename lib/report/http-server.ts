@@ -2,14 +2,23 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
+import { authorizeReport, type ReportAccess } from './authorize-report.ts';
 import { handleReport, type ReportDeps } from './handle-report.ts';
 import { normalizeIp } from './identify-caller.ts';
+import { BodyBudget, BodyRefused, readBody } from './read-body.ts';
+import { parseReportPath } from './report-token.ts';
 
 export const REPORT_PATH = '/externalCheckStatus';
 
 export interface ReportServerOptions {
   host: string;
   port: number;
+  /** Which URLs may report here (signed runs, v2-style unsigned ones); checked before the body is read. */
+  access: ReportAccess;
+  /** Connections beyond this are dropped at once (default DEFAULT_MAX_CONNECTIONS). */
+  maxConnections?: number;
+  /** Body bytes buffered at once across requests (default DEFAULT_MAX_BUFFERED_BYTES); beyond: 503. */
+  maxBufferedBytes?: number;
   /** Bodies larger than this are refused before they are read (default 256 KiB). */
   maxBodyBytes?: number;
   /** A request not answered within this is cut off, slow senders included (default 30 s). */
@@ -29,37 +38,36 @@ export interface RunningServer {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+/** Open connections beyond this are dropped at once (each costs a few KiB however little it sent). */
+export const DEFAULT_MAX_CONNECTIONS = 4_096;
+/** Body bytes held at once across all requests, beyond each request's first FREE_BODY_BYTES. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
+/** Every request may buffer this much outside the budget: a report is a few hundred bytes. */
+export const FREE_BODY_BYTES = 8 * 1024;
 
-class BodyTooLarge extends Error {}
-
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) {
-      reject(new BodyTooLarge(`body of ${declared} bytes is over the ${limit}-byte limit`));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new BodyTooLarge(`body is over the ${limit}-byte limit`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.once('error', reject);
+function send(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}) {
+  if (res.headersSent) return;
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'cache-control': 'no-store',
+    ...headers,
   });
+  res.end(`${text}\n`);
 }
 
-function send(res: ServerResponse, status: number, text: string) {
-  if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(`${text}\n`);
+/** A request that carries no body (a probe such as v2's WaitForKuberhealthy GET). */
+function bodiless(req: IncomingMessage): boolean {
+  return (
+    (req.method === 'GET' || req.method === 'HEAD') &&
+    Number(req.headers['content-length'] ?? 0) === 0 &&
+    req.headers['transfer-encoding'] === undefined
+  );
+}
+
+/** The path after REPORT_PATH, or undefined when the request is for another route. */
+function reportRest(pathname: string): string | undefined {
+  if (pathname === REPORT_PATH) return '';
+  return pathname.startsWith(`${REPORT_PATH}/`) ? pathname.slice(REPORT_PATH.length) : undefined;
 }
 
 /**
@@ -71,6 +79,7 @@ export async function startReportServer(
   opts: ReportServerOptions,
 ): Promise<RunningServer> {
   const limit = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const budget = new BodyBudget(opts.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES, FREE_BODY_BYTES);
   const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
   // Node looks for requests past their timeout only every connectionsCheckingInterval (30 s by default),
   // so without this a slow sender would hold its connection up to 30 s longer than requestTimeoutMs.
@@ -78,33 +87,61 @@ export async function startReportServer(
   const server: Server = createServer({ connectionsCheckingInterval: sweepMs }, async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://report.invalid');
-      if (url.pathname !== REPORT_PATH) {
+      const rest = reportRest(url.pathname);
+      if (rest === undefined) {
         if (opts.extraRoutes && (await opts.extraRoutes(req, res))) return;
         send(res, 404, `not found: checker pods report to ${REPORT_PATH}`);
         return;
       }
-      let body: string;
-      try {
-        body = await readBody(req, limit);
-      } catch (error) {
-        if (error instanceof BodyTooLarge) {
-          res.setHeader('connection', 'close');
-          send(res, 400, `report rejected: ${error.message}`);
-          return;
-        }
-        throw error;
+      if (bodiless(req)) {
+        send(res, 200, `khrun report endpoint: POST {"OK": true|false, "Errors": [...]} to KH_REPORTING_URL`);
+        return;
       }
       const header = req.headers['kh-run-uuid'];
-      const result = await handleReport(deps, {
-        method: req.method ?? 'POST',
+      const authorized = authorizeReport(opts.access, parseReportPath(rest), {
         headerUuid: Array.isArray(header) ? header[0] : header,
         sourceIp: normalizeIp(req.socket.remoteAddress),
+        nowMs: deps.clock.nowMs(),
+      });
+      if (!authorized.ok) {
+        // Refused before a body byte is read and before any API request; the connection is not reused.
+        deps.log.warn('report refused', { reason: authorized.reason });
+        send(res, 400, `report rejected: ${authorized.reason}`, { connection: 'close' });
+        return;
+      }
+      let body: string;
+      try {
+        body = await readBody(req, res, limit, budget);
+      } catch (error) {
+        if (!(error instanceof BodyRefused)) throw error;
+        if (error.status === 503)
+          deps.log.warn('report body refused: buffer budget full', { bytes: budget.usedBytes });
+        const retry: Record<string, string> =
+          error.retryAfterS === undefined ? {} : { 'retry-after': String(error.retryAfterS) };
+        send(res, error.status, `report rejected: ${error.message}`, { connection: 'close', ...retry });
+        return;
+      }
+      const result = await handleReport(deps, {
+        method: req.method ?? 'POST',
+        caller: authorized.caller,
         body,
       });
       send(res, result.status, result.message);
     } catch (error) {
       deps.log.error('report endpoint failed', { error: loggableError(error) });
       send(res, 500, 'internal error; retry');
+    }
+  });
+  server.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  let dropped = 0;
+  server.on('drop', () => {
+    dropped++;
+    // 1, 10, 100, ...: says the cap is hit without a line per dropped connection.
+    if (Number.isInteger(Math.log10(dropped))) {
+      deps.log.warn('connection cap reached: new connections dropped', {
+        maxConnections: server.maxConnections,
+        dropped,
+      });
     }
   });
   server.requestTimeout = requestTimeoutMs;

@@ -13,7 +13,8 @@ export interface CallerLookup {
 }
 
 export type Caller =
-  | { ok: true; namespace: string; checkName: string; uuid: string; pod: string }
+  /** pod: the reporting pod when it was looked up (undefined for a signed URL, which names only the run). */
+  | { ok: true; namespace: string; checkName: string; uuid: string; pod: string | undefined }
   | { ok: false; reason: string };
 
 const UUID_SHAPE = /^[0-9A-Za-z-]{1,63}$/;
@@ -56,19 +57,17 @@ export async function identifyCaller(
     if (!UUID_SHAPE.test(headerUuid))
       return { ok: false, reason: 'the kh-run-uuid header is not a run UUID' };
     const pods = await lookup.podsByRunId(headerUuid);
-    if (pods.length === 1 && pods[0]) {
-      const caller = fromPod(pods[0]);
-      if (caller.ok && !sameUuid(caller.uuid, headerUuid)) {
-        return { ok: false, reason: 'the kh-run-uuid header does not match the pod it names' };
-      }
-      return caller;
-    }
-    if (pods.length > 1)
-      return { ok: false, reason: `${pods.length} pods carry that run UUID; refusing to guess` };
+    if (pods.length > 0) return oneRun(pods, headerUuid);
     // v2 falls back to the source IP when the header names no pod.
   }
-  if (!sourceIp)
-    return { ok: false, reason: 'no kh-run-uuid header and no source address to identify the checker pod' };
+  if (!sourceIp) {
+    return {
+      ok: false,
+      reason: headerUuid
+        ? `no checker pod carries run UUID ${headerUuid} (a finished or unknown run)`
+        : 'no kh-run-uuid header and no source address to identify the checker pod',
+    };
+  }
   // A client that sent the header is one whose pod carries the run-id label: when that names no pod, the
   // IP fallback (kept as v2 has it) gets one look and no wait, so forged or stale UUIDs are answered at once.
   const pods = await lookup.livePodsByIp(sourceIp, { wait: !headerUuid });
@@ -81,6 +80,31 @@ export async function identifyCaller(
   if (pods.length > 1)
     return { ok: false, reason: `${pods.length} pods have IP ${sourceIp}; send the kh-run-uuid header` };
   return fromPod(pods[0] as V1Pod);
+}
+
+/**
+ * The run that the pods labelled with one run UUID belong to. After an adoption the run's replacement pod
+ * and its older, terminating pod carry the same UUID: they are one run, not an ambiguity (the report of
+ * either is the run's). Refused only when the pods disagree on the run (a forged label).
+ */
+function oneRun(pods: V1Pod[], headerUuid: string): Caller {
+  const callers = pods.map(fromPod);
+  const failed = callers.find((c) => !c.ok);
+  if (failed) return failed;
+  const runs = new Set(callers.map((c) => (c.ok ? `${c.namespace}/${c.checkName}/${c.uuid}` : '')));
+  if (runs.size > 1) {
+    return {
+      ok: false,
+      reason: `${pods.length} pods of different runs carry that run UUID; refusing to guess`,
+    };
+  }
+  const caller = callers[0] as Caller & { ok: true };
+  if (!sameUuid(caller.uuid, headerUuid)) {
+    return { ok: false, reason: 'the kh-run-uuid header does not match the pod it names' };
+  }
+  // The pod named in the accepted report: the live one (not being deleted) when there is one.
+  const live = pods.findIndex((p) => !p.metadata?.deletionTimestamp);
+  return callers[Math.max(0, live)] ?? caller;
 }
 
 /** Socket addresses of IPv4 clients on a dual-stack listener come as ::ffff:a.b.c.d. */

@@ -3,8 +3,10 @@ import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import type { UnsignedPolicy } from './authorize-report.ts';
 import { type RunningServer, startReportServer } from './http-server.ts';
 import { kubeCallerLookup } from './kube-lookup.ts';
+import type { ReportKey } from './report-token.ts';
 import { chainRoutes, healthRoutes, type Route } from './routes.ts';
 
 export interface ServeOptions {
@@ -17,8 +19,14 @@ export interface ServeOptions {
   identity: string;
   log: Log;
   clock?: Clock;
+  /** Checks the signed reporting URLs runners hand out (KHRUN_REPORT_KEY); undefined: none configured. */
+  reportKey: ReportKey | undefined;
+  /** What to do with reports to the bare, unsigned path (KHRUN_REPORT_UNSIGNED). */
+  unsigned: UnsignedPolicy;
   maxBodyBytes?: number;
   requestTimeoutMs?: number;
+  maxConnections?: number;
+  maxBufferedBytes?: number;
   /** Routes served after the health routes and before the 404 (status pages plug in here). */
   extraRoutes?: readonly Route[];
 }
@@ -49,8 +57,11 @@ export async function startServe(opts: ServeOptions): Promise<RunningServe> {
     {
       host: opts.host,
       port: opts.port,
+      access: { key: opts.reportKey, unsigned: opts.unsigned, scope: opts.scope },
       maxBodyBytes: opts.maxBodyBytes,
       requestTimeoutMs: opts.requestTimeoutMs,
+      maxConnections: opts.maxConnections,
+      maxBufferedBytes: opts.maxBufferedBytes,
       extraRoutes: chainRoutes([healthRoutes({ ready: () => !draining }), ...(opts.extraRoutes ?? [])]),
     },
   );

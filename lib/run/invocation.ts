@@ -4,12 +4,19 @@ import type { Log } from '../core/log.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import { type RunningServer, startReportServer } from '../report/http-server.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
+import {
+  type ReportingUrl,
+  type ReportKey,
+  randomReportKey,
+  signedReportUrl,
+} from '../report/report-token.ts';
 import type { RunTimings } from './assess.ts';
 import { kubeEventSink } from './events.ts';
 import { type IterationResult, runIteration } from './iteration.ts';
 
 export type ReportHosting =
-  | { kind: 'external'; url: string }
+  /** key: the deployment's (KHRUN_REPORT_KEY), to sign each run's URL; without it pods get url as is. */
+  | { kind: 'external'; url: string; key?: ReportKey }
   | { kind: 'hosted'; host: string; port: number; maxBodyBytes?: number };
 
 export interface RunCheckOptions {
@@ -35,10 +42,13 @@ export async function runCheck(opts: RunCheckOptions): Promise<IterationResult> 
   const clock = { nowMs: () => Date.now() };
   let server: RunningServer | undefined;
   try {
-    let reportingUrl: string;
+    let reportingUrl: ReportingUrl;
     if (opts.report.kind === 'external') {
-      reportingUrl = opts.report.url;
+      const { url, key } = opts.report;
+      reportingUrl = key ? (run) => signedReportUrl(url, key, run) : url;
     } else {
+      // The endpoint only this run's pods report to: a key of its own, and nothing but signed URLs.
+      const key = randomReportKey();
       server = await startReportServer(
         {
           lookup: kubeCallerLookup(opts.kc, { namespaces: [opts.namespace] }),
@@ -47,9 +57,15 @@ export async function runCheck(opts: RunCheckOptions): Promise<IterationResult> 
           log: opts.log,
           server: opts.runner,
         },
-        { host: opts.report.host, port: opts.report.port, maxBodyBytes: opts.report.maxBodyBytes },
+        {
+          host: opts.report.host,
+          port: opts.report.port,
+          maxBodyBytes: opts.report.maxBodyBytes,
+          access: { key, unsigned: 'refuse', scope: { namespaces: [opts.namespace] } },
+        },
       );
-      reportingUrl = server.url;
+      const base = server.url;
+      reportingUrl = (run) => signedReportUrl(base, key, run);
     }
     return await runIteration(
       { kube, clock, ids: { runUuid: randomUUID }, log: opts.log, events: kubeEventSink(opts.kc) },

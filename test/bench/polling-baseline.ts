@@ -36,7 +36,12 @@ export async function pollingIteration(
       log: silentLog,
       server: 'bench-poller',
     },
-    { host: bench.cluster.hostIp, port: 0 },
+    // v2's way: unsigned reports, identified by the kh-run-uuid header (or the source address).
+    {
+      host: bench.cluster.hostIp,
+      port: 0,
+      access: { key: undefined, unsigned: 'header-and-ip', scope: { namespaces: [ns] } },
+    },
   );
   const t0 = Date.now();
   try {

@@ -38,7 +38,12 @@ describe('serve, the report Lambda and the status Lambda', () => {
       metrics: { suppressErrorLabel: false, errorLabelMaxBytes: undefined },
       logLevel: 'INFO',
     });
-    expect(report({})).toMatchObject({ scope: 'all', ipLookupWaitMs: 2_000, logLevel: 'INFO' });
+    expect(report({})).toMatchObject({
+      scope: 'all',
+      reportKey: undefined,
+      unsigned: 'header',
+      logLevel: 'INFO',
+    });
     expect(lambdaStatus({}).metrics).toEqual(serve({}).metrics);
   });
 
@@ -85,11 +90,8 @@ describe('serve, the report Lambda and the status Lambda', () => {
     expect(configError(() => serve(env, flags)).setting).toBe(setting);
   });
 
-  it('the report Lambda rejects a bad KHRUN_IP_LOOKUP_WAIT_SECONDS', () => {
-    expect(configError(() => report({ KHRUN_IP_LOOKUP_WAIT_SECONDS: 'soon' })).setting).toBe(
-      'KHRUN_IP_LOOKUP_WAIT_SECONDS',
-    );
-    expect(report({ KHRUN_IP_LOOKUP_WAIT_SECONDS: '0' }).ipLookupWaitMs).toBe(0);
+  it('the report Lambda never identifies pods by source address (they come through NAT)', () => {
+    expect(configError(() => report({ KHRUN_REPORT_UNSIGNED: 'header-and-ip' })).problem).toMatch(/NAT/);
   });
 });
 

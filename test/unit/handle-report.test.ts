@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { WriteConflict } from '../../lib/kube/errors.ts';
+import type { ReportCaller } from '../../lib/report/authorize-report.ts';
 import { handleReport, type ReportDeps, type ReportRequest } from '../../lib/report/handle-report.ts';
 import { type ActiveRun, ANNOTATION, newKhState, readAcceptedReport } from '../../lib/state/khstate.ts';
 import type { KhState } from '../../lib/state/resources.ts';
@@ -72,15 +73,40 @@ function nthWrite(replace: { mock: { calls: unknown[][] } }, n: number): KhState
   return state as KhState;
 }
 
-const post = (body: string, over: Partial<ReportRequest> = {}): ReportRequest => ({
-  method: 'POST',
-  headerUuid: UUID,
-  sourceIp: IP,
-  body,
-  ...over,
-});
+type Over = { method?: string; headerUuid?: string; sourceIp?: string; caller?: ReportCaller };
+/** A report as the server hands it on: by default an unsigned one with the header and a source address. */
+const post = (body: string, over: Over = {}): ReportRequest => {
+  const { method = 'POST', caller, ...who } = over;
+  return { method, body, caller: caller ?? { via: 'unsigned', headerUuid: UUID, sourceIp: IP, ...who } };
+};
+const SIGNED_RUN = { namespace: 'checks', checkName: 'dns', uuid: UUID, deadlineMs: RUN.deadlineMs };
+const SIGNED: ReportCaller = { via: 'signed', run: SIGNED_RUN };
 
 describe('handleReport', () => {
+  it('stores a report to a signed URL with one read and one write: no pod lookup at all', async () => {
+    const f = fakes({ pods: [] });
+    const response = await handleReport(f.deps, post('{"OK": true}', { caller: SIGNED }));
+    expect(response).toEqual({ status: 200, message: 'report accepted' });
+    expect(f.lookup.podsByRunId).not.toHaveBeenCalled();
+    expect(f.lookup.livePodsByIp).not.toHaveBeenCalled();
+    expect(f.state.read).toHaveBeenCalledTimes(1);
+    expect(f.state.read).toHaveBeenCalledWith('checks', 'dns');
+    expect(readAcceptedReport(nthWrite(f.state.replace, 0))).toMatchObject({
+      uuid: UUID,
+      ok: true,
+      pod: POD,
+    });
+  });
+
+  it("refuses a signed URL of an earlier run with 400 (the khstate's active run is another)", async () => {
+    const f = fakes();
+    const earlier: ReportCaller = { via: 'signed', run: { ...SIGNED_RUN, uuid: 'e4rl1er-run' } };
+    const response = await handleReport(f.deps, post('{"OK": true}', { caller: earlier }));
+    expect(response.status).toBe(400);
+    expect(response.message).toMatch(/not the active run/);
+    expect(f.state.replace).not.toHaveBeenCalled();
+  });
+
   it('answers a bodiless GET with 200 and touches nothing', async () => {
     const f = fakes();
     const response = await handleReport(f.deps, post('', { method: 'GET' }));

@@ -103,11 +103,19 @@ describe('identifyCaller by the kh-run-uuid header', () => {
     expect(l.livePodsByIp).not.toHaveBeenCalled();
   });
 
-  it('refuses to guess when two pods carry the header’s run UUID', async () => {
-    const l = lookup([checkerPod(), checkerPod({ name: 'dns-copy' })], [checkerPod()]);
+  it('takes the replacement pod and the old, terminating pod of one run as that run (after an adoption)', async () => {
+    const terminating = checkerPod({ name: 'dns-old' });
+    terminating.metadata = { ...terminating.metadata, deletionTimestamp: new Date(0) };
+    const l = lookup([terminating, checkerPod({ name: 'dns-new' })], []);
+    expect(await identifyCaller(l, UUID, IP)).toEqual({ ...CALLER, pod: 'dns-new' });
+    expect(l.livePodsByIp).not.toHaveBeenCalled();
+  });
+
+  it('refuses to guess when pods carrying the header’s run UUID belong to different checks', async () => {
+    const l = lookup([checkerPod(), checkerPod({ name: 'forged', annotation: 'other' })], [checkerPod()]);
     expect(await identifyCaller(l, UUID, IP)).toEqual({
       ok: false,
-      reason: '2 pods carry that run UUID; refusing to guess',
+      reason: '2 pods of different runs carry that run UUID; refusing to guess',
     });
     expect(l.livePodsByIp).not.toHaveBeenCalled();
   });
@@ -120,9 +128,12 @@ describe('identifyCaller by the kh-run-uuid header', () => {
     expect(l.livePodsByIp).toHaveBeenCalledWith(IP, { wait: false });
   });
 
-  it('rejects when the header names no pod and there is no source address', async () => {
+  it('rejects when the header names no pod and there is no source address (IP fallback off)', async () => {
     const l = lookup([], []);
-    expect(await identifyCaller(l, UUID, undefined)).toMatchObject({ ok: false });
+    expect(await identifyCaller(l, UUID, undefined)).toEqual({
+      ok: false,
+      reason: `no checker pod carries run UUID ${UUID} (a finished or unknown run)`,
+    });
     expect(l.livePodsByIp).not.toHaveBeenCalled();
   });
 });
