@@ -46,6 +46,8 @@ export const run: CliCommand = {
       'CHECK_NAMESPACE',
       'KUBECONFIG',
       'KH_EXTERNAL_REPORTING_URL',
+      'KHRUN_REPORT_KEY_FILE',
+      'KHRUN_REPORT_KEY',
       'KHRUN_REPORT_HOST',
       'KHRUN_REPORT_PORT',
       'POD_IP',
