@@ -1,0 +1,76 @@
+import {
+  type ApiConstructor,
+  type ApiType,
+  createConfiguration,
+  type HttpLibrary,
+  type KubeConfig,
+  Observable,
+  type ObservableMiddleware,
+  ServerConfiguration,
+  VersionApi,
+} from '@kubernetes/client-node';
+import { apiServerClock, type ServerClock } from './server-clock.ts';
+
+/**
+ * Wraps client-node's HTTP library so that every response, error statuses included, feeds the clock:
+ * the time the request left, the time its headers arrived, and its `Date`. (A middleware sees requests
+ * and responses apart and cannot pair them; the library's send can.)
+ */
+export function timedHttpLibrary(inner: HttpLibrary, clock: ServerClock): HttpLibrary {
+  return {
+    send(request) {
+      const sentMonoMs = clock.monoMs();
+      return new Observable(
+        inner
+          .send(request)
+          .toPromise()
+          .then((response) => {
+            clock.observe({ sentMonoMs, receivedMonoMs: clock.monoMs(), date: response.headers.date });
+            return response;
+          }),
+      );
+    },
+  };
+}
+
+/**
+ * kc.makeApiClient, with responses feeding the KubeConfig's API server clock (kube/server-clock.ts).
+ * Per-call options (a user agent) still merge in as they do with makeApiClient.
+ */
+export function apiClient<T extends ApiType>(kc: KubeConfig, type: ApiConstructor<T>): T {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const base = createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kc },
+  });
+  return new type({ ...base, httpApi: timedHttpLibrary(base.httpApi, apiServerClock(kc)) });
+}
+
+/**
+ * Reads the API server's time once (GET /version, open to every client), unless a response has set the
+ * clock already. For a long-running endpoint that may judge a report's arrival before it has made any
+ * other request. Any HTTP answer will do; a transport failure, or no answer within timeoutMs, is thrown.
+ */
+export async function syncServerClock(
+  kc: KubeConfig,
+  opts: { timeoutMs: number; signal?: AbortSignal },
+): Promise<void> {
+  if (apiServerClock(kc).reading().synced) return;
+  const signal = AbortSignal.any([
+    AbortSignal.timeout(opts.timeoutMs),
+    ...(opts.signal ? [opts.signal] : []),
+  ]);
+  const bounded: ObservableMiddleware = {
+    pre: (context) => {
+      context.setSignal(signal);
+      return new Observable(Promise.resolve(context));
+    },
+    post: (response) => new Observable(Promise.resolve(response)),
+  };
+  try {
+    await apiClient(kc, VersionApi).getCode({}, { middleware: [bounded], middlewareMergeStrategy: 'append' });
+  } catch (error) {
+    if (!apiServerClock(kc).reading().synced) throw error;
+  }
+}
