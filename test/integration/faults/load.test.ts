@@ -46,7 +46,12 @@ beforeAll(async () => {
       log: silentLog,
       server: 'fault-load',
     },
-    { host: '127.0.0.1', port: 0 },
+    // The reports carry the kh-run-uuid header to the bare path, as v2's clients send them.
+    {
+      host: '127.0.0.1',
+      port: 0,
+      access: { key: undefined, unsigned: 'header', scope: { namespaces: [ns] } },
+    },
   );
   const nowMs = Date.now();
   await pool(CHECKS, 16, async (i) => {
