@@ -14,7 +14,8 @@ import {
   type KhCheck,
   type KhState,
 } from '../state/resources.ts';
-import { classifyApiError, isNotFound, WriteConflict } from './errors.ts';
+import { classifyApiError, isConflict, isNotFound, WriteConflict } from './errors.ts';
+import { afterEvictionError, type PodRemoval } from './eviction-fallback.ts';
 import { runListWatch } from './list-watch.ts';
 import type { KubePort } from './port.ts';
 
@@ -110,20 +111,37 @@ export function kubePort(kc: KubeConfig): KubePort {
         return conflictOr(error);
       }
     },
-    async removePod(namespace, name) {
+    async removePod(namespace, name, uid): Promise<PodRemoval> {
+      // The uid precondition makes the API server refuse (409) to remove a pod that only shares the name.
+      const preconditions = uid ? { preconditions: { uid } } : undefined;
       try {
         await core.createNamespacedPodEviction({
           name,
           namespace,
-          body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
+          body: {
+            apiVersion: 'policy/v1',
+            kind: 'Eviction',
+            metadata: { name, namespace },
+            ...(preconditions ? { deleteOptions: preconditions } : {}),
+          },
         });
+        return { kind: 'evicted' };
       } catch (error) {
-        if (isNotFound(error)) return;
-        // A disruption budget (429) or a forbidden eviction must not leave the pod behind.
+        // Deleting instead only where eviction is not served: a budget's 429 or a 403 keeps the pod.
+        const next = afterEvictionError(error, { pod: name, uidPrecondition: uid !== undefined });
+        if (next.kind === 'rethrow') throw error;
+        if (next.kind !== 'delete') return next;
         try {
-          await core.deleteNamespacedPod({ name, namespace });
+          await core.deleteNamespacedPod({
+            name,
+            namespace,
+            ...(preconditions ? { body: preconditions } : {}),
+          });
+          return { kind: 'deleted', why: next.why };
         } catch (deleteError) {
-          if (!isNotFound(deleteError)) throw deleteError;
+          if (isNotFound(deleteError) || (uid !== undefined && isConflict(deleteError)))
+            return { kind: 'gone' };
+          throw deleteError;
         }
       }
     },

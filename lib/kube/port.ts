@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { KhCheck, KhState } from '../state/resources.ts';
+import type { PodRemoval } from './eviction-fallback.ts';
 
 /**
  * The Kubernetes operations one iteration needs, shaped like the domain. The real one talks to the API
@@ -22,10 +23,12 @@ export interface KubePort {
   /** Creates the pod; throws WriteConflict when the name is taken. */
   createPod(pod: V1Pod): Promise<V1Pod>;
   /**
-   * Evicts a pod (respecting disruption budgets), falling back to delete; a missing pod is fine. With uid,
-   * only that very pod: a pod of the same name created since (a replacement) is left alone.
+   * Evicts a pod (respecting disruption budgets); deletes it instead only where the API server does not
+   * serve eviction. A budget's 429 or a forbidden eviction (403) keeps the pod: the result says so
+   * (`kept`), for the caller to log and a later clean-up to retry. A missing pod is `gone`. With uid, only
+   * that very pod: a pod of the same name created since (a replacement) is left alone.
    */
-  removePod(namespace: string, name: string, uid?: string): Promise<void>;
+  removePod(namespace: string, name: string, uid?: string): Promise<PodRemoval>;
   /**
    * Watches the run's pods (run-id label) and the khstate, calling onChange with both on every change,
    * until the signal aborts. Reconnects by itself; onInterruption tells the driver the view may be stale.

@@ -13,6 +13,7 @@ import { announceOutcome } from './announce.ts';
 import { decideClaim, leaseUntil } from './claim.ts';
 import type { EndpointProbe } from './endpoint-probe.ts';
 import type { EventSink } from './events.ts';
+import { removeCheckerPod } from './remove-pod.ts';
 
 export type Acquired =
   | { kind: 'owned'; run: ActiveRun; state: KhState; adopted: boolean }
@@ -85,7 +86,7 @@ export async function acquireRun(
   });
   if (closed) {
     for (const pod of closed.pods)
-      await deps.kube.removePod(check.namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
+      await removeCheckerPod(deps, check.namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
     deps.log.info('closed stale run', { run: shortId(closed.run.uuid), outcome: closed.outcome.kind });
     await announceOutcome(deps, check, {
       runUuid: closed.run.uuid,

@@ -7,6 +7,7 @@ import type { AcquireDeps } from './acquire.ts';
 import { adoptedPodOf, decideAdoptedPod, reportingUrlOf } from './adopted-pod.ts';
 import type { EndpointState } from './endpoint-probe.ts';
 import { podsToRemove } from './pod-hygiene.ts';
+import { removeCheckerPod } from './remove-pod.ts';
 
 export type PodReady =
   | { kind: 'running' }
@@ -17,8 +18,9 @@ export type PodReady =
 export async function clearEarlierPods(deps: AcquireDeps, check: ValidCheck, runUuid: string, keep: number) {
   const pods = await deps.kube.listCheckPods(check.namespace, check.name);
   for (const pod of podsToRemove(pods, runUuid, keep)) {
-    await deps.kube.removePod(check.namespace, pod.metadata?.name ?? '');
-    deps.log.info('removed earlier checker pod', { pod: pod.metadata?.name, phase: pod.status?.phase });
+    const removal = await removeCheckerPod(deps, check.namespace, pod.metadata?.name ?? '');
+    if (removal.kind !== 'kept')
+      deps.log.info('removed earlier checker pod', { pod: pod.metadata?.name, phase: pod.status?.phase });
   }
 }
 
@@ -48,7 +50,7 @@ export async function ensureCheckerPod(
     }
     if (decision.kind === 'replace') {
       const { name = '', uid } = decision.pod.metadata ?? {};
-      await deps.kube.removePod(check.namespace, name, uid);
+      await removeCheckerPod(deps, check.namespace, name, uid);
       deps.log.info("replaced the adopted run's pod: nothing listens at its report endpoint", { pod: name });
     }
   }
@@ -108,6 +110,6 @@ async function createCheckerPod(
 export async function removeRunPods(deps: AcquireDeps, check: ValidCheck, runUuid: string) {
   const pods = await deps.kube.listCheckPods(check.namespace, check.name);
   for (const pod of pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid)) {
-    await deps.kube.removePod(check.namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
+    await removeCheckerPod(deps, check.namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
   }
 }

@@ -9,6 +9,7 @@ import type { KhCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire.ts';
 import { announceOutcome } from './announce.ts';
 import { decideClaim } from './claim.ts';
+import { removeCheckerPod } from './remove-pod.ts';
 
 /**
  * A khcheck whose spec cannot run (a bad duration, no container...) is recorded as an execution error in
@@ -73,7 +74,7 @@ async function removeClosedRunPods(deps: AcquireDeps, source: KhCheck, run: Acti
   const { namespace, name } = source.metadata;
   const pods = await deps.kube.listCheckPods(namespace, name);
   for (const pod of pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === run.uuid))
-    await deps.kube.removePod(namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
+    await removeCheckerPod(deps, namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
 }
 
 function logInvalid(log: Log, reason: string, recorded: InvalidRecorded) {

@@ -1,6 +1,7 @@
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
 import { WriteConflict } from '../../../lib/kube/errors.ts';
+import type { PodRemoval } from '../../../lib/kube/eviction-fallback.ts';
 import type { KubePort } from '../../../lib/kube/port.ts';
 import type { KhCheck, KhState } from '../../../lib/state/resources.ts';
 
@@ -141,12 +142,12 @@ export class FakeKube implements KubePort {
     return copy(created);
   }
 
-  async removePod(namespace: string, name: string, uid?: string): Promise<void> {
+  async removePod(namespace: string, name: string, uid?: string): Promise<PodRemoval> {
     this.calls.removePod++;
     await roundTrip();
     const pod = this.pods.get(key(namespace, name));
     // The API server's uid precondition: another pod of the same name is left alone.
-    if (!pod || (uid !== undefined && pod.metadata?.uid !== uid)) return;
+    if (!pod || (uid !== undefined && pod.metadata?.uid !== uid)) return { kind: 'gone' };
     this.removedPods.push(name);
     if (this.gracefulRemoval) {
       pod.metadata = {
@@ -158,6 +159,7 @@ export class FakeKube implements KubePort {
       this.pods.delete(key(namespace, name));
     }
     this.changed();
+    return { kind: 'evicted' };
   }
 
   async watchRun({ namespace, checkName, runUuid, signal, onChange }: WatchArgs): Promise<void> {
