@@ -8,6 +8,7 @@ import { syncOptions } from '../../lib/config/sync-options.ts';
 import { tickOptions } from '../../lib/config/tick-options.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { ApiErrorKind, classifyApiError } from '../../lib/kube/errors.ts';
+import { apiServerClock } from '../../lib/kube/server-clock.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
 import { syncKube } from '../../lib/schedule/sync-kube.ts';
 import { jobDispatcher, readRunnerTemplate, tickKube } from '../../lib/schedule/tick-kube.ts';
@@ -99,14 +100,16 @@ export const tick: CliCommand = {
             template: await readRunnerTemplate(kc, dispatch.template.namespace, dispatch.template.name),
             jobOptions: DEFAULT_RUN_JOB_OPTIONS,
           });
+    const log = logPort(loggerFor(options.logLevel));
     return tickCommand({
       kube: tickKube(kc),
       dispatcher,
       scope: options.scope,
       identity: options.identity,
       timings: options.timings,
+      clock: apiServerClock(kc, log),
       output: options.output,
-      log: logPort(loggerFor(options.logLevel)),
+      log,
       write: ctx.write,
     });
   },

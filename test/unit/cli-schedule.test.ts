@@ -108,6 +108,7 @@ describe('tick -o yaml', () => {
       dispatcher: { dispatch: async () => ({ ref: 'x' }) } as never,
       scope: 'all',
       identity: 't',
+      clock: { nowMs: () => 0 },
       output: 'yaml',
       log: silentLog,
       write: (line) => lines.push(line),
