@@ -28,6 +28,7 @@ export const DEPLOY_RENDERS: ReadonlyArray<{ template: string; target: string; s
   { template: 'namespace.yaml', target: 'infra/deploy/namespace.yaml', set: ['createNamespace=true'] },
   { template: 'runner.yaml', target: 'infra/deploy/runner.yaml', set: [] },
   { template: 'tick.yaml', target: 'infra/deploy/tick.yaml', set: ['mode=tick'] },
+  { template: 'admission.yaml', target: 'infra/deploy/admission.yaml', set: [] },
   {
     template: 'serve.yaml',
     target: 'infra/deploy/components/serve/serve.yaml',

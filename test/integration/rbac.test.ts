@@ -18,6 +18,9 @@ import {
 
 // Each component's ServiceAccount, with a token from the TokenRequest API, against the real authorizer:
 // what its ClusterRole/Role allows (SelfSubjectAccessReview), and real requests it must be denied (403).
+// These are the direct verbs only: what an allowed verb can be used for indirectly (a pod in kube-system, a
+// Job or CronJob as another ServiceAccount) is refused by the admission policies, which
+// admission-policy.test.ts tries route by route.
 
 const admin = adminKubeConfig();
 const ns = DEPLOY_NAMESPACE;

@@ -46,3 +46,70 @@ affinity:
 {{ toYaml . }}
 {{- end }}
 {{- end }}
+
+{{/* CEL: the request comes from a runner: a khrun-runner ServiceAccount of any namespace (sync's CronJobs
+run as the khrun-runner of their khcheck's namespace), khrun-server (which runs checks when it takes
+triggers and is given the runner's rights), or the group kh-runner (the Lambda runCheck role's, README
+"On AWS Lambda"). */}}
+{{- define "khrun.runnerUser" -}}
+request.userInfo.username.matches('^system:serviceaccount:[a-z0-9.-]+:khrun-(runner|server)$') || (has(request.userInfo.groups) && 'kh-runner' in request.userInfo.groups)
+{{- end }}
+
+{{/* CEL validations without parameters: the pod spec variables.pod runs as khrun-runner, with no host
+namespaces, hostPath volumes or privileged containers. */}}
+{{- define "khrun.runsAsRunner" -}}
+- expression: "has(variables.pod.serviceAccountName) && variables.pod.serviceAccountName == 'khrun-runner'"
+  reason: Forbidden
+  message: khrun's runner pods run as the ServiceAccount khrun-runner, and as nothing else
+- expression: |-
+    !(has(variables.pod.hostNetwork) && variables.pod.hostNetwork)
+    && !(has(variables.pod.hostPID) && variables.pod.hostPID)
+    && !(has(variables.pod.hostIPC) && variables.pod.hostIPC)
+    && (!has(variables.pod.volumes) || variables.pod.volumes.all(v, !has(v.hostPath)))
+    && variables.pod.containers.all(c, !(has(c.securityContext) && has(c.securityContext.privileged)
+         && c.securityContext.privileged))
+    && (!has(variables.pod.initContainers) || variables.pod.initContainers.all(c,
+         !(has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)))
+  reason: Forbidden
+  message: khrun's runner pods use no host network, PID or IPC namespace, no hostPath volume and no privileged container
+{{- end }}
+
+{{/* CEL validations: the pod spec variables.pod is the khrun-runner PodTemplate's (variables.template) as
+the tick and sync copy it (lib/schedule/run-job.ts): the same containers with CHECK_NAME and CHECK_NAMESPACE
+added to the environment, run as khrun-runner. Anything else would run the runner's image as another
+identity, or another program as the runner. */}}
+{{- define "khrun.runsRunnerTemplate" -}}
+- expression: |-
+    variables.pod.containers.map(c, c.name) == variables.template.containers.map(c, c.name)
+    && variables.pod.containers.map(c, c.image) == variables.template.containers.map(c, c.image)
+    && variables.pod.containers.all(c, variables.template.containers.exists(t, t.name == c.name
+         && (has(c.command) ? c.command : []) == (has(t.command) ? t.command : [])
+         && (has(c.args) ? c.args : []) == (has(t.args) ? t.args : [])
+         && (has(c.envFrom) ? c.envFrom : []) == (has(t.envFrom) ? t.envFrom : [])
+         && (has(c.volumeMounts) ? c.volumeMounts : []) == (has(t.volumeMounts) ? t.volumeMounts : [])
+         && has(c.securityContext) == has(t.securityContext)
+         && (!has(c.securityContext) || c.securityContext == t.securityContext)
+         && (has(c.env) ? c.env.filter(e, !(e.name in ['CHECK_NAME', 'CHECK_NAMESPACE'])) : [])
+            == (has(t.env) ? t.env.filter(e, !(e.name in ['CHECK_NAME', 'CHECK_NAMESPACE'])) : [])))
+  reason: Forbidden
+  message: >-
+    the runner's containers are the khrun-runner PodTemplate's (images, commands, arguments, environment,
+    mounts, security contexts); only CHECK_NAME and CHECK_NAMESPACE are added
+- expression: |-
+    (has(variables.pod.initContainers) ? variables.pod.initContainers : [])
+      == (has(variables.template.initContainers) ? variables.template.initContainers : [])
+    && (has(variables.pod.volumes) ? variables.pod.volumes : [])
+      == (has(variables.template.volumes) ? variables.template.volumes : [])
+    && (has(variables.pod.hostNetwork) && variables.pod.hostNetwork)
+      == (has(variables.template.hostNetwork) && variables.template.hostNetwork)
+    && (has(variables.pod.hostPID) && variables.pod.hostPID)
+      == (has(variables.template.hostPID) && variables.template.hostPID)
+    && (has(variables.pod.hostIPC) && variables.pod.hostIPC)
+      == (has(variables.template.hostIPC) && variables.template.hostIPC)
+    && has(variables.pod.securityContext) == has(variables.template.securityContext)
+    && (!has(variables.pod.securityContext) || variables.pod.securityContext == variables.template.securityContext)
+  reason: Forbidden
+  message: >-
+    the runner's pod is the khrun-runner PodTemplate's: the same init containers, volumes, host namespaces
+    and pod security context
+{{- end }}

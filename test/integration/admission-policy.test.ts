@@ -1,0 +1,369 @@
+import {
+  BatchV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type V1CronJob,
+  type V1Job,
+  type V1Pod,
+  type V1PodSpec,
+  type V1PodTemplateSpec,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCheckerPod } from '../../lib/check/pod-builder.ts';
+import { validateCheck } from '../../lib/check/validate-check.ts';
+import { statusCodeOf } from '../../lib/kube/errors.ts';
+import { checkCronJob } from '../../lib/schedule/check-cronjob.ts';
+import { DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
+import type { KhCheck, ValidCheck } from '../../lib/state/resources.ts';
+import { adminKubeConfig, dropNamespace, freshNamespace, uniqueName } from './helpers/cluster.ts';
+import { applyDeploy, DEPLOY_NAMESPACE, serviceAccountKubeConfig } from './helpers/deploy.ts';
+import { createCheck } from './helpers/khrun.ts';
+
+// The indirect routes around RBAC, tried with TokenRequest tokens of the shipped ServiceAccounts against the
+// shipped ValidatingAdmissionPolicies (infra/deploy): what RBAC lets a verb do, the policy narrows to what
+// khrun does with it. Every write is a dry run (dryRun=All), which runs the whole admission chain, so
+// an allowed request leaves nothing behind and a refused one is refused exactly as it would be for real.
+
+const admin = adminKubeConfig();
+const ns = DEPLOY_NAMESPACE;
+const DRY = 'All';
+let checks: string;
+let runner: KubeConfig;
+let tick: KubeConfig;
+let sync: KubeConfig;
+let check: ValidCheck;
+let template: V1PodTemplateSpec;
+
+beforeAll(async () => {
+  await applyDeploy({ name: 'admission', components: ['sync'], suspend: ['khrun-sync'] });
+  checks = await freshNamespace(admin, 'vap');
+  const core = admin.makeApiClient(CoreV1Api);
+  // A ServiceAccount more powerful than the runner's, which a khcheck could name; and a pod that is no
+  // checker pod (a workload of the namespace) for the runner to try to delete.
+  await core.createNamespacedServiceAccount({ namespace: checks, body: { metadata: { name: 'powerful' } } });
+  await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'powerful' } } });
+  const source: KhCheck = await createCheck(admin, checks, 'vap-check', {
+    containers: [{ name: 'main', image: 'busybox', command: ['true'] }],
+  });
+  const valid = validateCheck(source);
+  if (!valid.ok) throw new Error(valid.reason);
+  check = valid.check;
+  template = (await core.readNamespacedPodTemplate({ name: 'khrun-runner', namespace: ns })).template!;
+  runner = await serviceAccountKubeConfig(admin, ns, 'khrun-runner');
+  tick = await serviceAccountKubeConfig(admin, ns, 'khrun-tick');
+  sync = await serviceAccountKubeConfig(admin, ns, 'khrun-sync');
+  await waitUntilEnforced();
+}, 180_000);
+afterAll(async () => {
+  await dropNamespace(admin, checks);
+  await admin
+    .makeApiClient(CoreV1Api)
+    .deleteNamespacedServiceAccount({ namespace: ns, name: 'powerful' })
+    .catch(() => undefined);
+});
+
+/**
+ * A new policy takes effect once the API server's admission informers have it and its parameters, a moment
+ * after it is stored: wait (bounded) until a request every policy version refuses is refused and the
+ * requests khrun makes pass. If that never happens the tests below still run and each fails on its own
+ * request, naming the route that got through or the rule that refused.
+ */
+async function waitUntilEnforced(timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const otherImage = (p: V1PodSpec) => {
+    p.containers[0]!.image = 'busybox';
+  };
+  const ready = async () =>
+    REFUSED.test(await refusal(createPod(runner, checkerPod({ namespace: 'kube-system' })))) &&
+    REFUSED.test(await refusal(createJob(tick, runnerJob(otherImage)))) &&
+    REFUSED.test(await refusal(createCron(sync, checkCron(otherImage)))) &&
+    (await refusal(createJob(tick, runnerJob()))) === 'allowed' &&
+    (await refusal(createCron(sync, checkCron()))) === 'allowed';
+  while (!(await ready())) {
+    if (Date.now() > deadline) {
+      console.warn(`the admission policies were not in effect within ${timeoutMs} ms`);
+      return;
+    }
+    await new Promise<void>((resolve) => setTimeout(resolve, 250).unref());
+  }
+}
+
+/**
+ * A refusal by one of the admission policies: 403 (a validation's reason Forbidden) or 422 (a binding whose
+ * parameters are missing, e.g. a namespace without khchecks), naming the policy; not RBAC's 403 or another
+ * admission plugin's.
+ */
+const REFUSED = /^(403|422) .*ValidatingAdmissionPolicy/s;
+
+/** The message of a refused request, for asserting which rule refused it. */
+async function refusal(request: Promise<unknown>): Promise<string> {
+  try {
+    await request;
+    return 'allowed';
+  } catch (error) {
+    const body = (error as { body?: unknown }).body;
+    return `${statusCodeOf(error)} ${typeof body === 'string' ? body : JSON.stringify(body)}`;
+  }
+}
+
+function checkerPod(
+  overrides: { namespace?: string; serviceAccountName?: string; image?: string } = {},
+): V1Pod {
+  const pod = buildCheckerPod({
+    check,
+    runUuid: '00000000-0000-4000-8000-000000000001',
+    reportingUrl: 'http://127.0.0.1:1/externalCheckStatus',
+    deadlineEpochMs: Date.now() + 60_000,
+    nowEpochMs: Date.now(),
+  });
+  if (overrides.namespace) pod.metadata!.namespace = overrides.namespace;
+  if (overrides.serviceAccountName) pod.spec!.serviceAccountName = overrides.serviceAccountName;
+  if (overrides.image) pod.spec!.containers[0]!.image = overrides.image;
+  return pod;
+}
+
+/** A node that does not exist: pods bound to it are stored and never run. */
+const NOWHERE = 'no-such-node';
+
+/** A pod created by the admin that is no checker pod, bound to no real node; its name. */
+async function createUnscheduled(namespace: string, name: string): Promise<string> {
+  const pod = await admin.makeApiClient(CoreV1Api).createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: { nodeName: NOWHERE, containers: [{ name: 'c', image: 'busybox', command: ['sleep', '3600'] }] },
+    },
+  });
+  return pod.metadata!.name!;
+}
+
+const createPod = (kc: KubeConfig, pod: V1Pod) =>
+  kc
+    .makeApiClient(CoreV1Api)
+    .createNamespacedPod({ namespace: pod.metadata?.namespace ?? '', body: pod, dryRun: DRY });
+
+function runnerJob(mutate: (spec: V1PodSpec) => void = () => {}): V1Job {
+  const spec = runJobSpec(
+    template,
+    { namespace: checks, name: check.name, timeoutMs: 60_000 },
+    DEFAULT_RUN_JOB_OPTIONS,
+  );
+  mutate(spec.template.spec!);
+  return { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'khrun-run-vap', namespace: ns }, spec };
+}
+
+const createJob = (kc: KubeConfig, job: V1Job) =>
+  kc.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body: job, dryRun: DRY });
+
+function checkCron(mutate: (spec: V1PodSpec) => void = () => {}): V1CronJob {
+  const { cronJob } = checkCronJob(check.source, template, DEFAULT_RUN_JOB_OPTIONS);
+  mutate(cronJob.spec!.jobTemplate.spec!.template.spec!);
+  return cronJob;
+}
+
+const createCron = (kc: KubeConfig, cron: V1CronJob) =>
+  kc
+    .makeApiClient(BatchV1Api)
+    .createNamespacedCronJob({ namespace: cron.metadata?.namespace ?? '', body: cron, dryRun: DRY });
+
+describe('the tick may create only Jobs that run the runner template as khrun-runner', () => {
+  it('allows the Job it dispatches', async () => {
+    expect(await refusal(createJob(tick, runnerJob()))).toBe('allowed');
+  });
+
+  it.each<[string, (p: V1PodSpec) => void]>([
+    [
+      'another ServiceAccount',
+      (p) => {
+        p.serviceAccountName = 'powerful';
+      },
+    ],
+    [
+      'the default ServiceAccount',
+      (p) => {
+        // Both fields: the API server fills serviceAccountName from the deprecated serviceAccount, which
+        // the PodTemplate as read carries too.
+        delete p.serviceAccountName;
+        delete p.serviceAccount;
+      },
+    ],
+    [
+      'another image',
+      (p) => {
+        p.containers[0]!.image = 'busybox';
+      },
+    ],
+    [
+      'other arguments',
+      (p) => {
+        p.containers[0]!.args = ['sh', '-c', 'id'];
+      },
+    ],
+    [
+      'an extra container',
+      (p) => {
+        p.containers.push({ name: 'x', image: 'busybox' });
+      },
+    ],
+    [
+      'a hostPath volume',
+      (p) => {
+        p.volumes = [{ name: 'h', hostPath: { path: '/' } }];
+      },
+    ],
+    [
+      'the host network',
+      (p) => {
+        p.hostNetwork = true;
+      },
+    ],
+    [
+      'NODE_OPTIONS in the environment',
+      (p) => {
+        p.containers[0]!.env!.push({ name: 'NODE_OPTIONS', value: '--require=/tmp/x.js' });
+      },
+    ],
+  ])('refuses a Job with %s', async (_, mutate) => {
+    expect(await refusal(createJob(tick, runnerJob(mutate)))).toMatch(REFUSED);
+  });
+});
+
+describe('sync may create only CronJobs that run the runner template as khrun-runner', () => {
+  it('allows the CronJob it keeps for a khcheck', async () => {
+    expect(await refusal(createCron(sync, checkCron()))).toBe('allowed');
+  });
+
+  it.each<[string, (p: V1PodSpec) => void]>([
+    [
+      'another ServiceAccount',
+      (p) => {
+        p.serviceAccountName = 'powerful';
+      },
+    ],
+    [
+      'another image',
+      (p) => {
+        p.containers[0]!.image = 'busybox';
+      },
+    ],
+    [
+      'a privileged init container',
+      (p) => {
+        p.initContainers = [{ name: 'i', image: 'busybox', securityContext: { privileged: true } }];
+      },
+    ],
+  ])('refuses a CronJob with %s', async (_, mutate) => {
+    expect(await refusal(createCron(sync, checkCron(mutate)))).toMatch(REFUSED);
+  });
+});
+
+describe('the policies leave everyone else alone', () => {
+  it('the admin still creates pods in kube-system and Jobs as any ServiceAccount', async () => {
+    const core = admin.makeApiClient(CoreV1Api);
+    const pod: V1Pod = {
+      metadata: { name: 'admin-pod' },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    };
+    expect(
+      await refusal(core.createNamespacedPod({ namespace: 'kube-system', body: pod, dryRun: DRY })),
+    ).toBe('allowed');
+    expect(
+      await refusal(
+        createJob(
+          admin,
+          runnerJob((p) => {
+            p.serviceAccountName = 'powerful';
+          }),
+        ),
+      ),
+    ).toBe('allowed');
+  });
+});
+
+describe('the runner may create and delete only checker pods of khchecks', () => {
+  it('allows the checker pod it builds from the khcheck', async () => {
+    expect(await refusal(createPod(runner, checkerPod()))).toBe('allowed');
+  });
+
+  it('refuses a checker-shaped pod in kube-system', async () => {
+    expect(await refusal(createPod(runner, checkerPod({ namespace: 'kube-system' })))).toMatch(REFUSED);
+  });
+
+  it('refuses a pod that is no checker pod', async () => {
+    const plain: V1Pod = {
+      metadata: { name: 'plain', namespace: checks },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    };
+    expect(await refusal(createPod(runner, plain))).toMatch(REFUSED);
+  });
+
+  it("refuses a checker pod with a ServiceAccount or image other than its khcheck's", async () => {
+    expect(await refusal(createPod(runner, checkerPod({ serviceAccountName: 'powerful' })))).toMatch(REFUSED);
+    expect(await refusal(createPod(runner, checkerPod({ image: 'evil' })))).toMatch(REFUSED);
+  });
+
+  it("refuses a checker pod of khrun's own ServiceAccounts, even for a khcheck that names none", async () => {
+    // The case CEL cannot close (a khcheck name that does not exist: no parameter constrains the pod) still
+    // may not borrow a ServiceAccount named like khrun's.
+    await admin
+      .makeApiClient(CoreV1Api)
+      .createNamespacedServiceAccount({ namespace: checks, body: { metadata: { name: 'khrun-sync' } } });
+    const pod = checkerPod({ serviceAccountName: 'khrun-sync' });
+    pod.metadata!.labels!['kuberhealthy-check-name'] = 'no-such-check';
+    pod.metadata!.annotations!['comcast.github.io/check-name'] = 'no-such-check';
+    pod.metadata!.ownerReferences![0]!.name = 'no-such-check';
+    expect(await refusal(createPod(runner, pod))).toMatch(/^403 .*never runs as one of khrun's own/s);
+  });
+
+  it('refuses a checker pod in a namespace without khchecks', async () => {
+    const empty = await freshNamespace(admin, 'vap-empty');
+    try {
+      expect(await refusal(createPod(runner, checkerPod({ namespace: empty })))).toMatch(REFUSED);
+    } finally {
+      await dropNamespace(admin, empty);
+    }
+  });
+
+  it("refuses deleting or evicting pods that are not checker pods, and kube-system's", async () => {
+    const core = runner.makeApiClient(CoreV1Api);
+    const workload = await createUnscheduled(checks, 'workload');
+    const system = await createUnscheduled('kube-system', uniqueName('victim'));
+    try {
+      expect(
+        await refusal(core.deleteNamespacedPod({ namespace: checks, name: workload, dryRun: DRY })),
+      ).toMatch(REFUSED);
+      expect(
+        await refusal(core.deleteNamespacedPod({ namespace: 'kube-system', name: system, dryRun: DRY })),
+      ).toMatch(REFUSED);
+      expect(
+        await refusal(
+          core.createNamespacedPodEviction({
+            namespace: 'kube-system',
+            name: system,
+            dryRun: DRY,
+            body: {
+              apiVersion: 'policy/v1',
+              kind: 'Eviction',
+              metadata: { name: system, namespace: 'kube-system' },
+            },
+          }),
+        ),
+      ).toMatch(REFUSED);
+    } finally {
+      await admin
+        .makeApiClient(CoreV1Api)
+        .deleteNamespacedPod({ namespace: 'kube-system', name: system, gracePeriodSeconds: 0 })
+        .catch(() => undefined);
+    }
+  });
+
+  it('allows deleting a checker pod', async () => {
+    const body = checkerPod();
+    body.spec!.nodeName = NOWHERE;
+    const pod = await admin.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: checks, body });
+    const core = runner.makeApiClient(CoreV1Api);
+    expect(
+      await refusal(core.deleteNamespacedPod({ namespace: checks, name: pod.metadata!.name!, dryRun: DRY })),
+    ).toBe('allowed');
+  });
+});
