@@ -2,13 +2,21 @@ import { randomUUID } from 'node:crypto';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KH_ENV } from '../../../lib/check/pod-builder.ts';
+import { REPORT_PATH } from '../../../lib/report/http-server.ts';
 import { readAcceptedReport, readLastOutcome } from '../../../lib/state/khstate.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { checkerContainer, type Gate, startGate } from './helpers/checker.ts';
 import { ms, quantile, recordFault } from './helpers/fault-table.ts';
 import { dribble, pool, post, sendHuge } from './helpers/http-abuse.ts';
-import { isRunning, podEnv, runIdOf, stateProblems, waitForCheckPod } from './helpers/invariants.ts';
+import {
+  checkPods,
+  isRunning,
+  podEnv,
+  runIdOf,
+  stateProblems,
+  waitForCheckPod,
+} from './helpers/invariants.ts';
 import { type Runner, resultOf, rssBytes, startRunner, stopRunner } from './helpers/khrun-process.ts';
 import { type ReportTally, recordedOf, startReportTally } from './helpers/report-tally.ts';
 
@@ -24,9 +32,9 @@ let tally: ReportTally;
 const runners: Runner[] = [];
 /** The live run under attack, another check's finished run, another namespace's live run. */
 let live: { runner: Runner; pod: V1Pod; url: string; uuid: string };
-let oldUuid: string;
-let otherUuid: string;
-let elsewhere: { runner: Runner; uuid: string };
+let old: { uuid: string; url: string };
+let other: { uuid: string; url: string };
+let elsewhere: { runner: Runner; uuid: string; url: string };
 /** Slow senders started once the live run is up; they stay connected while the other tests run. */
 let slowSenders: ReturnType<typeof dribble>[] = [];
 /** The report server's default request timeout (lib/report/http-server.ts). */
@@ -34,12 +42,15 @@ const REQUEST_TIMEOUT_MS = 30_000;
 // Renewals would move the resourceVersion; a lease as long as the timeout means none during the test.
 const QUIET_LEASE = { KHRUN_LEASE_SECONDS: '600' };
 
-async function runToEnd(check: string, namespace: string): Promise<string> {
+/** Runs the check to its end; its run UUID and the reporting URL its (finished) pod was given. */
+async function runToEnd(check: string, namespace: string): Promise<{ uuid: string; url: string }> {
   const runner = startRunner(check, namespace);
   runners.push(runner);
   const exit = await runner.done;
   expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
-  return (await readState(kc, namespace, check))?.spec.uuid ?? '';
+  const uuid = (await readState(kc, namespace, check))?.spec.uuid ?? '';
+  const pod = (await checkPods(kc, namespace, check)).find((p) => runIdOf(p) === uuid);
+  return { uuid, url: (pod && podEnv(pod, KH_ENV.reportingUrl)) ?? '' };
 }
 
 async function startLive(check: string, namespace: string, notUuid?: string) {
@@ -71,11 +82,11 @@ beforeAll(async () => {
   await createCheck(kc, ns, 'other', { containers: [checkerContainer()] });
   await createCheck(kc, ns, 'target', gated('target'), { timeout: '5m' });
   await createCheck(kc, ns2, 'elsewhere', gated('elsewhere'), { timeout: '5m' });
-  otherUuid = await runToEnd('other', ns);
+  other = await runToEnd('other', ns);
   gate.open('target');
-  oldUuid = await runToEnd('target', ns);
+  old = await runToEnd('target', ns);
   gate.shut('target');
-  live = await startLive('target', ns, oldUuid);
+  live = await startLive('target', ns, old.uuid);
   elsewhere = await startLive('elsewhere', ns2);
   slowSenders = Array.from({ length: 20 }, () => dribble(live.url, { intervalMs: 500, maxMs: 60_000 }));
 }, 120_000);
@@ -137,25 +148,56 @@ describe('hostile and broken reports against a live run', () => {
 
   it('rejects replays, other checks, other namespaces and made-up callers, and writes nothing', async () => {
     const valid = '{"OK":true,"Errors":[]}';
-    const cases: Array<[string, string | undefined, RegExp]> = [
-      ['a replay of the previous run of the check', oldUuid, /not the active run/],
-      ["another check's finished run", otherUuid, /has no active run/],
-      ["a live run of another namespace's check", elsewhere.uuid, /no running checker pod has IP/],
-      ['a UUID no pod carries', randomUUID(), /no running checker pod has IP/],
-      ['the live UUID in upper case', live.uuid.toUpperCase(), /no running checker pod has IP/],
-      ['a header that is not a UUID', '../../etc/passwd', /not a run UUID/],
-      ['no header, from an address no pod has', undefined, /no running checker pod has IP/],
+    // Each checker pod's KH_REPORTING_URL names its run and carries a token signed by its runner.
+    const bare = live.url.slice(0, live.url.indexOf(REPORT_PATH) + REPORT_PATH.length);
+    const here = (url: string) => `${new URL(live.url).origin}${new URL(url).pathname}`;
+    const segments = new URL(live.url).pathname.split('/');
+    const altered = (i: number, value: string) =>
+      `${new URL(live.url).origin}${segments.with(i, value).join('/')}`;
+    const mac = segments.at(-1) ?? '';
+    const cases: Array<[string, string, string | undefined, RegExp]> = [
+      ["a replay of the check's previous run, at its URL", here(old.url), old.uuid, /not valid for run/],
+      ["another check's finished run, at its URL", here(other.url), other.uuid, /not valid for run/],
+      [
+        "another namespace's live run, at its URL",
+        here(elsewhere.url),
+        elsewhere.uuid,
+        /not valid for run|is not served/,
+      ],
+      ['the live URL with the previous run in the header', live.url, old.uuid, /names another run/],
+      ['the live URL with a header that is not a UUID', live.url, '../../etc/passwd', /names another run/],
+      [
+        'the live URL, its token altered',
+        altered(segments.length - 1, `${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`),
+        undefined,
+        /not valid for run/,
+      ],
+      [
+        'the live URL, another run UUID in it',
+        altered(segments.length - 3, randomUUID()),
+        undefined,
+        /not valid for run/,
+      ],
+      [
+        'the live URL, its deadline moved later',
+        altered(segments.length - 2, String(Date.now() + 3_600_000)),
+        undefined,
+        /not valid for run/,
+      ],
+      ['the bare v2 path with the live run in the header', bare, live.uuid, /only at the signed URL/],
+      ['the bare v2 path, no header', bare, undefined, /only at the signed URL/],
+      ['a path that is no reporting URL', `${bare}/x/y`, live.uuid, /not one khrun handed out/],
     ];
     const answers = await untouched(() =>
-      Promise.all(cases.map(([, uuid]) => post(live.url, valid, uuid === undefined ? {} : { uuid }))),
+      Promise.all(cases.map(([, url, uuid]) => post(url, valid, uuid === undefined ? {} : { uuid }))),
     );
-    cases.forEach(([name, , reason], i) => {
+    cases.forEach(([name, , , reason], i) => {
       expect(answers[i]?.status, name).toBe(400);
       expect(answers[i]?.text, name).toMatch(reason);
     });
     await recordFault({
       fault:
-        "hostile report: replayed old UUID, another check's UUID, another namespace's live run, unknown and malformed UUIDs, no header",
+        "hostile report: replayed URL of the previous run, another check's and another namespace's URLs, altered tokens, UUIDs and deadlines, a header naming another run, the bare v2 path",
       runs: cases.length,
       outcome: `${answers.filter((a) => a.status === 400).length}/${cases.length} rejected with 400; no khstate written (this check's, the other check's, the other namespace's: resourceVersions unchanged); no genuine report among them`,
       reported: 0,
@@ -215,7 +257,7 @@ describe('hostile and broken reports against a live run', () => {
       pool(malformed + replays, 50, (i) =>
         i < malformed
           ? post(live.url, bodies[i % bodies.length] ?? '', { uuid: live.uuid })
-          : post(live.url, '{"OK":true,"Errors":[]}', { uuid: oldUuid }),
+          : post(live.url, '{"OK":true,"Errors":[]}', { uuid: old.uuid }),
       ),
     );
     const seconds = (performance.now() - started) / 1000;
