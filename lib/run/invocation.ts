@@ -11,6 +11,7 @@ import {
   signedReportUrl,
 } from '../report/report-token.ts';
 import type { RunTimings } from './assess.ts';
+import { httpEndpointProbe } from './endpoint-probe.ts';
 import { kubeEventSink } from './events.ts';
 import { type IterationResult, runIteration } from './iteration.ts';
 
@@ -68,11 +69,20 @@ export async function runCheck(opts: RunCheckOptions): Promise<IterationResult> 
       reportingUrl = (run) => signedReportUrl(base, key, run);
     }
     return await runIteration(
-      { kube, clock, ids: { runUuid: randomUUID }, log: opts.log, events: kubeEventSink(opts.kc) },
+      {
+        kube,
+        clock,
+        ids: { runUuid: randomUUID },
+        log: opts.log,
+        events: kubeEventSink(opts.kc),
+        endpoints: httpEndpointProbe,
+      },
       {
         namespace: opts.namespace,
         checkName: opts.checkName,
         runner: opts.runner,
+        holder: `${opts.runner}/${randomUUID()}`,
+        hostsReports: opts.report.kind === 'hosted',
         reportingUrl,
         signal: opts.signal,
         timings: opts.timings,
