@@ -1,7 +1,10 @@
 import {
+  AuthorizationV1Api,
   BatchV1Api,
   CoreV1Api,
   type KubeConfig,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
   type V1CronJob,
   type V1Job,
   type V1Pod,
@@ -254,6 +257,57 @@ describe('sync may create only CronJobs that run the runner template as khrun-ru
     ],
   ])('refuses a CronJob with %s', async (_, mutate) => {
     expect(await refusal(createCron(sync, checkCron(mutate)))).toMatch(REFUSED);
+  });
+});
+
+describe("the Lambda runCheck's group kh-runner is held to the runner's rules", () => {
+  it('refuses its checker-shaped pod in kube-system and allows its checker pod', async () => {
+    // The README maps the runCheck role to the group kh-runner, bound to the khrun-runner ClusterRole;
+    // impersonated here (user and group headers) with the admin's right to impersonate.
+    const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+    const name = uniqueName('khrun-lambda-runner');
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'khrun-runner' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'kh-runner' }],
+      },
+    });
+    try {
+      // The authorizer sees a new binding a moment after it is stored: wait (bounded) until it does.
+      const authz = admin.makeApiClient(AuthorizationV1Api);
+      const deadline = Date.now() + 10_000;
+      const granted = async () =>
+        (
+          await authz.createSubjectAccessReview({
+            body: {
+              spec: {
+                user: 'khrun-lambda',
+                groups: ['kh-runner'],
+                resourceAttributes: { verb: 'create', resource: 'pods', namespace: checks },
+              },
+            },
+          })
+        ).status?.allowed === true;
+      while (!(await granted()) && Date.now() < deadline)
+        await new Promise<void>((resolve) => setTimeout(resolve, 100).unref());
+      const asLambda = setHeaderOptions(
+        'Impersonate-Group',
+        'kh-runner',
+        setHeaderOptions('Impersonate-User', 'khrun-lambda'),
+      );
+      const core = admin.makeApiClient(CoreV1Api);
+      const create = (pod: V1Pod) =>
+        core.createNamespacedPod(
+          { namespace: pod.metadata?.namespace ?? '', body: pod, dryRun: DRY },
+          asLambda,
+        );
+      expect(await refusal(create(checkerPod()))).toBe('allowed');
+      expect(await refusal(create(checkerPod({ namespace: 'kube-system' })))).toMatch(REFUSED);
+      expect(await refusal(create(checkerPod({ serviceAccountName: 'powerful' })))).toMatch(REFUSED);
+    } finally {
+      await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+    }
   });
 });
 

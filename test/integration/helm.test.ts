@@ -5,6 +5,7 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import {
   ApiextensionsV1Api,
+  AuthorizationV1Api,
   BatchV1Api,
   CoreV1Api,
   type KubernetesObject,
@@ -19,7 +20,7 @@ import { resolveHelm } from '../../lib/local/binaries.ts';
 import { readDispatchClaim, readLastOutcome } from '../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, uniqueName, waitFor } from './helpers/cluster.ts';
-import { buildTestBundles, kubectl } from './helpers/deploy.ts';
+import { buildTestBundles, kubectl, serviceAccountKubeConfig } from './helpers/deploy.ts';
 import { createCheck, repoRoot } from './helpers/khrun.ts';
 
 // The Helm chart (infra/helm/khrun) with a real helm (v3.22.0, built from the Go module proxy through
@@ -276,6 +277,21 @@ describe('helm install on the local cluster', () => {
     ]);
     expect(installed).toMatch(/STATUS: deployed/);
     expect(await helm(['list', '-n', ns, '-q'])).toBe(`${release}\n`);
+
+    // namespaces={ns}: the runner may manage pods in ns and nowhere else (a RoleBinding, no cluster-wide one).
+    const runnerKc = await serviceAccountKubeConfig(kc, ns, 'khrun-runner');
+    const may = async (namespace: string, verb: string, subresource?: string) =>
+      (
+        await runnerKc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+          body: { spec: { resourceAttributes: { verb, resource: 'pods', subresource, namespace } } },
+        })
+      ).status?.allowed === true;
+    for (const [verb, subresource] of [['create'], ['delete'], ['create', 'eviction']] as const) {
+      expect(await may(ns, verb, subresource), `${verb} ${subresource ?? 'pods'} in ${ns}`).toBe(true);
+      expect(await may('default', verb, subresource), `${verb} ${subresource ?? 'pods'} in default`).toBe(
+        false,
+      );
+    }
 
     // A check whose image's entrypoint is node (mapped by the global setup): args only, as a user writes it.
     await createCheck(kc, ns, 'helm-check', {
