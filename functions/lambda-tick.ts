@@ -6,6 +6,7 @@ import { lambdaDispatcher } from '../lib/aws/lambda-invoke.ts';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { lambdaTickOptions } from '../lib/config/tick-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
+import { apiServerClock } from '../lib/kube/server-clock.ts';
 import { runTick } from '../lib/schedule/tick.ts';
 import { tickKube } from '../lib/schedule/tick-kube.ts';
 
@@ -28,7 +29,8 @@ export async function handler(_event: ScheduledEvent | undefined, context: Conte
       {
         kube: tickKube(kc),
         dispatcher: lambdaDispatcher({ functionName, region, endpoint, credentials: defaultProvider() }),
-        clock: { nowMs: () => Date.now() },
+        // Due times are judged by the API server's time; the clock lives as long as the cached kubeconfig.
+        clock: apiServerClock(kc, logPort(logger)),
         log: logPort(logger),
       },
       { scope: options.scope, identity: `lambda-${context.awsRequestId}`, timings: options.timings },

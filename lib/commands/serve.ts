@@ -1,10 +1,14 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
+import { loggableError } from '../kube/errors.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import { apiServerClock } from '../kube/server-clock.ts';
+import { syncServerClock } from '../kube/timed-client.ts';
 import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import { REPORT_PATH } from '../report/http-server.ts';
-import type { Route } from '../report/routes.ts';
 import type { ReportKey } from '../report/report-token.ts';
+import type { Route } from '../report/routes.ts';
 import { startServe } from '../report/shared-server.ts';
 import { runCheck } from '../run/invocation.ts';
 import type { MetricsOptions } from '../status/metrics.ts';
@@ -53,6 +57,13 @@ export interface ServeCommandOptions {
 
 /** `khrun serve`: serves until the signal, then shuts down gracefully; exit 0 after a clean drain. */
 export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
+  // Reports, ages and triggered runs are judged by the API server's time, read before the first report.
+  const clock = apiServerClock(opts.kc, opts.log);
+  await syncServerClock(opts.kc, { timeoutMs: 5_000, signal: opts.signal }).catch((error: unknown) =>
+    opts.log.warn("the API server's time could not be read; reports use the local clock until it answers", {
+      error: loggableError(error),
+    }),
+  );
   const cache =
     opts.status === false
       ? undefined
@@ -67,13 +78,13 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
           states: () => cache.snapshot(),
           ready: () => cache.ready(),
           currentMaster: opts.identity,
-          clock: { nowMs: Date.now },
+          clock,
           metrics: opts.metrics,
         }),
       ]
     : [];
   try {
-    return await serveUntilSignal({ ...opts, extraRoutes: [...status, ...(opts.extraRoutes ?? [])] });
+    return await serveUntilSignal({ ...opts, clock, extraRoutes: [...status, ...(opts.extraRoutes ?? [])] });
   } finally {
     await cache?.close();
   }
@@ -119,7 +130,7 @@ function urlFor(reportTo: ServeTriggerOptions['reportTo'], port: number): string
   return `http://${host}:${port}${REPORT_PATH}`;
 }
 
-async function serveUntilSignal(opts: ServeCommandOptions): Promise<number> {
+async function serveUntilSignal(opts: ServeCommandOptions & { clock: Clock }): Promise<number> {
   let reportingUrl = '';
   const trigger = opts.trigger ? serveTrigger(opts, opts.trigger, () => reportingUrl) : undefined;
   const serve = await startServe({

@@ -74,13 +74,14 @@ export function estimateOffset(newestFirst: readonly OffsetBounds[]): OffsetEsti
 /**
  * The API server's time now. A local wall clock that the responses cannot tell apart from the server's
  * (its offset lies within the bounds) is read as it is: machines whose clocks are synchronised decide
- * exactly as they would without the server's help. Any other is replaced by the estimate.
+ * exactly as they would without the server's help. Any other is replaced by the estimate, in whole
+ * milliseconds as Date.now() reads (times travel in URLs and annotations as integers).
  */
 export function serverNowMs(estimate: OffsetEstimate, monoMs: number, wallMs: number): number {
   const localOffsetMs = wallMs - monoMs;
   return Math.abs(localOffsetMs - estimate.offsetMs) <= estimate.uncertaintyMs
     ? wallMs
-    : monoMs + estimate.offsetMs;
+    : Math.floor(monoMs + estimate.offsetMs);
 }
 
 /**

@@ -18,6 +18,7 @@ import { classifyApiError, isConflict, isNotFound, WriteConflict } from './error
 import { afterEvictionError, type PodRemoval } from './eviction-fallback.ts';
 import { runListWatch } from './list-watch.ts';
 import type { KubePort } from './port.ts';
+import { apiClient } from './timed-client.ts';
 
 const co = { group: KH_GROUP, version: KH_VERSION };
 
@@ -33,8 +34,9 @@ function conflictOr(error: unknown): never {
 
 /** KubePort over the real API server: one request per call, watches for waiting. */
 export function kubePort(kc: KubeConfig): KubePort {
-  const core = kc.makeApiClient(CoreV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
+  // Every response feeds the API server clock the engines decide by (kube/server-clock.ts).
+  const core = apiClient(kc, CoreV1Api);
+  const custom = apiClient(kc, CustomObjectsApi);
   const orNull = async <T>(p: Promise<T>): Promise<T | null> => {
     try {
       return await p;

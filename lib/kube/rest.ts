@@ -1,9 +1,11 @@
 import { request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { apiServerClock } from './server-clock.ts';
 
 /**
  * A GET of any API path, returning the parsed JSON. client-node's typed clients need one method per
- * resource; list-and-watch wants one code path for pods and custom resources alike.
+ * resource; list-and-watch wants one code path for pods and custom resources alike. Every response feeds
+ * the KubeConfig's API server clock.
  */
 export async function getJson<T>(
   kc: KubeConfig,
@@ -20,8 +22,11 @@ export async function getJson<T>(
     headers: { accept: 'application/json' },
   };
   await kc.applyToHTTPSOptions(opts);
+  const clock = apiServerClock(kc);
   return new Promise<T>((resolve, reject) => {
+    const sentMonoMs = clock.monoMs();
     const req = request(url, { ...opts, signal }, (res) => {
+      clock.observe({ sentMonoMs, receivedMonoMs: clock.monoMs(), date: res.headers.date });
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.once('error', reject);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Log } from '../core/log.ts';
 import { kubePort } from '../kube/kube-port.ts';
+import { apiServerClock } from '../kube/server-clock.ts';
 import { type RunningServer, startReportServer } from '../report/http-server.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
 import {
@@ -39,8 +40,9 @@ export interface RunCheckOptions {
  * is configured), performs the iteration, and stops everything it started.
  */
 export async function runCheck(opts: RunCheckOptions): Promise<IterationResult> {
+  // Decides by the API server's time: leases and deadlines are compared with times other machines wrote.
+  const clock = apiServerClock(opts.kc, opts.log);
   const kube = kubePort(opts.kc);
-  const clock = { nowMs: () => Date.now() };
   let server: RunningServer | undefined;
   try {
     let reportingUrl: ReportingUrl;

@@ -8,6 +8,7 @@ import {
 import { classifyApiError, isNotFound } from '../kube/errors.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import { apiClient } from '../kube/timed-client.ts';
 import { retryTransient } from '../kube/transient.ts';
 import {
   KH_GROUP,
@@ -36,7 +37,8 @@ const co = { group: KH_GROUP, version: KH_VERSION };
 
 /** Lists a khrun custom resource in the scope: one cluster-wide list, or one list per namespace. */
 export async function listInScope<T>(kc: KubeConfig, plural: string, scope: NamespaceScope): Promise<T[]> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
+  // Through a timed client: the tick's due times are judged by the API server's clock these lists set.
+  const custom = apiClient(kc, CustomObjectsApi);
   if (scope === 'all')
     return ((await custom.listClusterCustomObject({ ...co, plural })) as { items: T[] }).items;
   const lists = await Promise.all(

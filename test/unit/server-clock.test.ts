@@ -60,6 +60,8 @@ describe('serverClock', () => {
     const before = m.clock.nowMs();
     m.advance(42_000);
     expect(m.clock.nowMs() - before).toBe(42_000);
+    m.advance(0.37);
+    expect(Number.isInteger(m.clock.nowMs()), 'whole milliseconds, as Date.now()').toBe(true);
   });
 
   it('tightens with responses across a second boundary and never reads time backwards', () => {

@@ -79,6 +79,7 @@ describe('serverNowMs', () => {
   });
   it('is the estimate when the local clock lies outside them', () => {
     expect(serverNowMs(estimate, 50, 1_000_050 + 401)).toBe(1_000_050);
+    expect(serverNowMs({ ...estimate, offsetMs: 1_000_000.75 }, 50.5, 0)).toBe(1_000_051);
     expect(serverNowMs(estimate, 50, 1_000_050 - 300_000)).toBe(1_000_050);
   });
 });

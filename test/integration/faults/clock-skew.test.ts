@@ -1,0 +1,404 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CoreV1Api, type V1Container } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { readActiveRun, readLastOutcome } from '../../../lib/state/khstate.ts';
+import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
+import { createCheck, readState, repoRoot } from '../helpers/khrun.ts';
+import { checkerContainer, type Gate, startGate } from './helpers/checker.ts';
+import { ms, recordFault } from './helpers/fault-table.ts';
+import {
+  checkPods,
+  isRunning,
+  recordedOutcomes,
+  stateProblems,
+  waitForCheckPod,
+} from './helpers/invariants.ts';
+import { type Runner, type RunnerExit, resultOf, startRunner, stopRunner } from './helpers/khrun-process.ts';
+import { type ReportTally, recordedOf, startReportTally } from './helpers/report-tally.ts';
+
+// Clocks: runners, a report server and ticks whose clocks are 5 minutes ahead of or behind the API
+// server's (libfaketime, real processes), next to runners on the API server's clock (this machine's: the
+// local cluster runs here). Leases, deadlines, the report deadline and due times are written by one
+// process and judged by another; every judgement must come out as it would with one clock.
+
+const FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+const FIVE_MINUTES_MS = 5 * 60_000;
+type Skew = '+5m' | '-5m';
+/** Only the wall clock moves: the monotonic clock (timers, intervals) stays true, as on a real machine. */
+const skewed = (skew: Skew) => ({
+  LD_PRELOAD: FAKETIME_LIB,
+  FAKETIME: skew,
+  FAKETIME_DONT_FAKE_MONOTONIC: '1',
+});
+
+const kc = adminKubeConfig();
+let ns: string;
+let tickNs: string;
+let gate: Gate;
+let tally: ReportTally;
+const started: Runner[] = [];
+const servers: ChildProcess[] = [];
+
+/** What the scenarios saw, for the fault row (written only when all of them passed). */
+const seen = {
+  skewedProcesses: 0,
+  busyAgainstLive: 0,
+  podsRemoved: 0,
+  adoptedAfterLapseMs: Number.NaN,
+  tickDueLateMs: Number.NaN,
+  passed: new Set<string>(),
+  checks: [] as Array<{ namespace: string; name: string }>,
+};
+
+beforeAll(async () => {
+  if (!existsSync(FAKETIME_LIB))
+    throw new Error(
+      `${FAKETIME_LIB} is missing: install libfaketime (apt-get install -y libfaketime faketime)`,
+    );
+  ns = await freshNamespace(kc, 'f-clock');
+  tickNs = await freshNamespace(kc, 'f-clock-tick');
+  gate = await startGate(inject('hostIp'));
+  tally = await startReportTally(kc, inject('hostIp'));
+});
+afterAll(async () => {
+  for (const r of started) await stopRunner(r);
+  for (const s of servers) s.kill('SIGKILL');
+  await gate?.close();
+  await tally?.close();
+  if (seen.passed.size === 5) await recordRow();
+  await dropNamespace(kc, ns);
+  await dropNamespace(kc, tickNs);
+});
+
+function run(check: string, env: Record<string, string>, namespace = ns): Runner {
+  if (env.FAKETIME) seen.skewedProcesses++;
+  const runner = startRunner(check, namespace, env);
+  started.push(runner);
+  return runner;
+}
+
+/** Resolves at an absolute time read from a khstate (written in the API server's time, which is ours). */
+function until(epochMs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, epochMs - Date.now())));
+}
+
+const why = (exit: RunnerExit) => `${exit.stdout.slice(-3000)}\n${exit.stderr.slice(-2000)}`;
+
+const TAKEOVER = /"message":"(adopted run|closed stale run)"/;
+
+/**
+ * What a runner decided about a run it met: 'adopted run' or 'closed stale run' as soon as it logs either
+ * (so a takeover fails the test at once, not after the taken run's deadline), else its result once it exits.
+ */
+function decided(runner: Runner): Promise<string> {
+  return new Promise((resolve) => {
+    const look = () => {
+      const m = TAKEOVER.exec(runner.output());
+      if (m) resolve(m[1] ?? '');
+    };
+    runner.child.stdout?.on('data', look);
+    runner.child.stderr?.on('data', look);
+    void runner.done.then((exit) => resolve(String(resultOf(exit)?.result ?? `exit ${exit.code}`)));
+  });
+}
+
+async function gatedCheck(name: string, timeout: string): Promise<void> {
+  await createCheck(
+    kc,
+    ns,
+    name,
+    { containers: [checkerContainer({ gateUrl: gate.waitUrl(name), notifyUrl: tally.url(name) })] },
+    { timeout },
+  );
+  seen.checks.push({ namespace: ns, name });
+}
+
+describe('clocks 5 minutes apart', () => {
+  it('libfaketime moves a process clock by 5 minutes either way', async () => {
+    for (const skew of ['+5m', '-5m'] as const) {
+      const before = Date.now();
+      const { stdout } = await promisify(execFile)(process.execPath, ['-e', 'console.log(Date.now())'], {
+        env: { ...process.env, ...skewed(skew) },
+      });
+      const offsetMs = Number(stdout.trim()) - before;
+      expect(Math.abs(offsetMs - (skew === '+5m' ? FIVE_MINUTES_MS : -FIVE_MINUTES_MS))).toBeLessThan(10_000);
+    }
+  });
+
+  it.concurrent('a runner 5 min ahead meets a live run: it neither closes nor adopts it and removes no pod', async () => {
+    const check = 'ahead-meets-live';
+    await gatedCheck(check, '60s');
+    const owner = run(check, { POD_NAME: 'owner-a' });
+    const pod = await waitForCheckPod(kc, ns, check, isRunning, "the owner's checker pod running");
+    const aheadRunner = run(check, { ...skewed('+5m'), POD_NAME: 'ahead-a' });
+    expect(await decided(aheadRunner), aheadRunner.output()).toBe('busy');
+    const ahead = await aheadRunner.done;
+    expect(ahead.code, why(ahead)).toBe(0);
+    seen.busyAgainstLive++;
+    const pods = await checkPods(kc, ns, check);
+    seen.podsRemoved += pods.filter((p) => p.metadata?.deletionTimestamp).length;
+    expect(pods.map((p) => [p.metadata?.name, Boolean(p.metadata?.deletionTimestamp)])).toEqual([
+      [pod.metadata?.name, false],
+    ]);
+    expect(readActiveRun(await readState(kc, ns, check))?.runner).toBe('owner-a');
+
+    gate.open(check);
+    const exit = await owner.done;
+    expect(resultOf(exit), why(exit)).toMatchObject({
+      result: 'recorded',
+      kind: 'Succeeded',
+      adopted: false,
+    });
+    const state = await readState(kc, ns, check);
+    expect(stateProblems(state, ns)).toEqual([]);
+    expect(recordedOutcomes(state)).toBe(1);
+    seen.passed.add('ahead');
+  });
+
+  it.concurrent('a runner 5 min behind holds a live run: a runner on time leaves it; its times are the API server’s', async () => {
+    const check = 'behind-holds-live';
+    await gatedCheck(check, '10m');
+    const startedMs = Date.now();
+    const owner = run(check, { ...skewed('-5m'), POD_NAME: 'behind-b' });
+    const pod = await waitForCheckPod(kc, ns, check, isRunning, "the owner's checker pod running");
+    const other = run(check, { POD_NAME: 'other-b' });
+    expect(await decided(other), other.output()).toBe('busy');
+    seen.busyAgainstLive++;
+    const pods = await checkPods(kc, ns, check);
+    seen.podsRemoved += pods.filter((p) => p.metadata?.deletionTimestamp).length;
+    expect(pods.map((p) => [p.metadata?.name, Boolean(p.metadata?.deletionTimestamp)])).toEqual([
+      [pod.metadata?.name, false],
+    ]);
+
+    gate.open(check);
+    const exit = await owner.done;
+    const endedMs = Date.now();
+    expect(resultOf(exit), why(exit)).toMatchObject({
+      result: 'recorded',
+      kind: 'Succeeded',
+      adopted: false,
+    });
+    const state = await readState(kc, ns, check);
+    expect(stateProblems(state, ns)).toEqual([]);
+    // v2 readers take LastRun as the time of the run: it is written in the API server's time.
+    const lastRunMs = Date.parse(String(state?.spec.LastRun));
+    expect(lastRunMs).toBeGreaterThanOrEqual(Math.floor(startedMs / 1000) * 1000 - 2_000);
+    expect(lastRunMs).toBeLessThanOrEqual(endedMs + 2_000);
+    const last = readLastOutcome(state);
+    expect(last?.startedAtMs).toBeGreaterThanOrEqual(startedMs - 2_000);
+    expect(last?.finishedAtMs).toBeLessThanOrEqual(endedMs + 2_000);
+    seen.passed.add('behind');
+  });
+
+  it.concurrent('a dead run: a runner 5 min ahead waits for its lease, one 5 min behind adopts it once it lapsed', async () => {
+    const check = 'dead-run';
+    await createCheck(
+      kc,
+      ns,
+      check,
+      { containers: [checkerContainer({ delayMs: 500, notifyUrl: tally.url(check) })] },
+      { timeout: '10m' },
+    );
+    seen.checks.push({ namespace: ns, name: check });
+    const killed = await run(check, { KHRUN_FAILPOINT_KILL_AT: 'claimed', KHRUN_LEASE_SECONDS: '20' }).done;
+    expect(killed.signal, why(killed)).toBe('SIGKILL');
+    const orphan = readActiveRun(await readState(kc, ns, check));
+    expect(orphan, 'the killed run is left in the khstate').toBeDefined();
+    if (!orphan) return;
+
+    const ahead = run(check, { ...skewed('+5m'), POD_NAME: 'ahead-c' });
+    const aheadDecided = await decided(ahead);
+    expect(Date.now(), 'the runner 5 min ahead decided while the lease held').toBeLessThan(
+      orphan.leaseUntilMs,
+    );
+    expect(aheadDecided, ahead.output()).toBe('busy');
+    expect(await checkPods(kc, ns, check)).toEqual([]);
+
+    await until(orphan.leaseUntilMs + 1_500);
+    const behindStartMs = Date.now();
+    const behind = await run(check, { ...skewed('-5m'), POD_NAME: 'behind-c' }).done;
+    expect(resultOf(behind), why(behind)).toMatchObject({
+      result: 'recorded',
+      kind: 'Succeeded',
+      adopted: true,
+    });
+    const state = await readState(kc, ns, check);
+    expect(state?.spec.uuid, 'the dead run is the one recorded').toBe(orphan.uuid);
+    expect(stateProblems(state, ns)).toEqual([]);
+    expect(recordedOutcomes(state)).toBe(1);
+    seen.adoptedAfterLapseMs = behindStartMs - orphan.leaseUntilMs;
+    seen.passed.add('dead');
+  });
+
+  it.concurrent('a report server 5 min ahead takes a report that arrives before the deadline', async () => {
+    const check = 'report-to-ahead-server';
+    await createCheck(
+      kc,
+      ns,
+      check,
+      { containers: [checkerContainer({ delayMs: 500, notifyUrl: tally.url(check) })] },
+      { timeout: '60s' },
+    );
+    seen.checks.push({ namespace: ns, name: check });
+    const base = await startServe(skewed('+5m'));
+    const exit = await run(check, {
+      KH_EXTERNAL_REPORTING_URL: `${base}/externalCheckStatus`,
+      POD_NAME: 'owner-d',
+    }).done;
+    expect(resultOf(exit), why(exit)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    expect(stateProblems(await readState(kc, ns, check), ns)).toEqual([]);
+    seen.passed.add('serve');
+  });
+
+  it.concurrent('ticks 5 min off dispatch a check exactly when it is due', { timeout: 240_000 }, async () => {
+    await createTrivialRunnerTemplate();
+    // A check that never ran is due at its creation (no jitter): a tick 5 min behind dispatches it at once.
+    await createCheck(kc, tickNs, 'tick-first', { containers: [quickContainer()] }, { runInterval: '10m' });
+    const first = await tick(skewed('-5m'));
+    expect(first.entry('tick-first'), first.output).toMatchObject({
+      result: 'dispatched',
+      decision: { reason: 'never-run' },
+    });
+
+    // A check that ran: due 30 s after that run's start (its 40 s interval less a quarter).
+    const check = 'tick-interval';
+    await createCheck(
+      kc,
+      tickNs,
+      check,
+      { containers: [checkerContainer({ notifyUrl: tally.url(check) })] },
+      { runInterval: '40s', timeout: '20s' },
+    );
+    seen.checks.push({ namespace: tickNs, name: check });
+    const ran = await run(check, { POD_NAME: 'manual-e' }, tickNs).done;
+    expect(resultOf(ran), why(ran)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    const lastStartMs = readLastOutcome(await readState(kc, tickNs, check))?.startedAtMs ?? Number.NaN;
+    const dueMs = lastStartMs + 30_000;
+
+    const early = await tick(skewed('+5m'));
+    expect(Date.now(), 'the tick 5 min ahead looked before the check was due').toBeLessThan(dueMs);
+    expect(early.entry(check), early.output).toMatchObject({
+      result: 'not-due',
+      decision: { reason: 'not-yet', nextCheckMs: dueMs },
+    });
+    await until(dueMs + 1_000);
+    const onTime = await tick(skewed('-5m'));
+    const lateMs = Date.now() - dueMs;
+    expect(onTime.entry(check), onTime.output).toMatchObject({
+      result: 'dispatched',
+      decision: { reason: 'interval-passed' },
+    });
+    seen.tickDueLateMs = lateMs;
+    seen.passed.add('tick');
+  });
+});
+
+async function recordRow(): Promise<void> {
+  const reported: string[] = [];
+  const recordedRuns: Array<string | undefined> = [];
+  for (const c of seen.checks) {
+    reported.push(...tally.runs(c.name));
+    recordedRuns.push(readLastOutcome(await readState(kc, c.namespace, c.name))?.uuid);
+  }
+  await recordFault({
+    fault:
+      'clock: two runners 5 minutes apart (libfaketime ±5 min on runners, a report server and ticks; the API server on time)',
+    runs: seen.skewedProcesses,
+    outcome:
+      `${seen.busyAgainstLive} live runs met by a runner 5 min off: each exited busy, ${seen.podsRemoved} pods removed, none closed as TimedOut; ` +
+      `a dead run adopted by a runner 5 min behind ${ms(seen.adoptedAfterLapseMs)} after its lease lapsed, not before by one 5 min ahead; ` +
+      `a report server 5 min ahead accepted the report; ticks 5 min off: not due before the due time, dispatched ${ms(seen.tickDueLateMs)} after it`,
+    reported: reported.length,
+    recorded: recordedOf(reported, recordedRuns),
+  });
+}
+
+/** `khrun serve` for the test namespace with the given clock; resolves with its base URL once it listens. */
+async function startServe(env: Record<string, string>): Promise<string> {
+  seen.skewedProcesses++;
+  const child = spawn(
+    process.execPath,
+    [
+      join(repoRoot, 'functions/khrun.mjs'),
+      'serve',
+      '--host',
+      inject('hostIp'),
+      '--port',
+      '0',
+      '--namespaces',
+      ns,
+    ],
+    {
+      env: { ...process.env, KUBECONFIG: inject('kubeconfigPath'), POWERTOOLS_LOG_LEVEL: 'INFO', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  servers.push(child);
+  let out = '';
+  return new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c;
+      const m = /reports at (http:\/\/\S+)\/externalCheckStatus/.exec(out);
+      if (m) resolve(m[1] ?? '');
+    });
+    child.stderr?.on('data', (c: Buffer) => {
+      out += c;
+    });
+    child.once('exit', (code) => reject(new Error(`khrun serve exited (${code}) before listening:\n${out}`)));
+  });
+}
+
+const quickContainer = (): V1Container => ({
+  name: 'check',
+  image: 'node:20-alpine',
+  command: [process.execPath, '-e', '0'],
+});
+
+/** Dispatched Jobs only need to exist: their runner pod exits at once. */
+async function createTrivialRunnerTemplate(): Promise<void> {
+  await kc.makeApiClient(CoreV1Api).createNamespacedPodTemplate({
+    namespace: tickNs,
+    body: {
+      metadata: { name: 'clock-runner' },
+      template: { spec: { restartPolicy: 'Never', containers: [quickContainer()] } },
+    },
+  });
+}
+
+interface TickRun {
+  output: string;
+  entry(check: string): Record<string, unknown> | undefined;
+}
+
+/** One `khrun tick` over the tick namespace with the given clock, dispatching Jobs from the template. */
+async function tick(env: Record<string, string>): Promise<TickRun> {
+  seen.skewedProcesses++;
+  const args = [
+    join(repoRoot, 'functions/khrun.mjs'),
+    'tick',
+    '--namespaces',
+    tickNs,
+    '--job-namespace',
+    tickNs,
+    '--pod-template',
+    'clock-runner',
+    '--first-run-jitter',
+    '0s',
+    '-o',
+    'json',
+  ];
+  const result = await promisify(execFile)(process.execPath, args, {
+    env: { ...process.env, KUBECONFIG: inject('kubeconfigPath'), POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
+  }).catch((error: { stdout?: string; stderr?: string; message: string }) => ({
+    stdout: error.stdout ?? '',
+    stderr: `${error.stderr ?? ''}\n${error.message}`,
+  }));
+  const output = `${result.stdout}\n${result.stderr}`;
+  const doc = result.stdout.trim().split('\n').pop() ?? '{}';
+  const entries = (JSON.parse(doc.startsWith('{') ? doc : '{}') as { entries?: Array<{ check: string }> })
+    .entries;
+  return { output, entry: (check) => entries?.find((e) => e.check === `${tickNs}/${check}`) };
+}
