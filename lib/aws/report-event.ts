@@ -4,6 +4,7 @@ import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import { apiServerClock } from '../kube/server-clock.ts';
 import { authorizeReport, type UnsignedPolicy } from '../report/authorize-report.ts';
 import { handleReport } from '../report/handle-report.ts';
 import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
@@ -49,7 +50,8 @@ export async function reportFromUrlEvent(
   if ((method === 'GET' || method === 'HEAD') && !event.body) {
     return text(200, 'khrun report endpoint: POST {"OK": true|false, "Errors": [...]} to KH_REPORTING_URL');
   }
-  const clock = { nowMs: () => Date.now() };
+  // The API server's time (warm: from earlier responses; cold: the local clock, synchronised by AWS).
+  const clock = apiServerClock(deps.kc, deps.log);
   const headers = Object.fromEntries(
     Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
   );
