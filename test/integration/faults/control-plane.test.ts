@@ -1,48 +1,46 @@
+import { readFile } from 'node:fs/promises';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runListWatch } from '../../../lib/kube/list-watch.ts';
 import type { LocalCluster } from '../../../lib/local/cluster.ts';
-import { readAcceptedReport, readLastOutcome } from '../../../lib/state/khstate.ts';
-import { freshNamespace } from '../helpers/cluster.ts';
-import { createCheck, goCheckerBinary, npmClientEnv, readState } from '../helpers/khrun.ts';
-import {
-  type CheckerOptions,
-  checkerContainer,
-  type Gate,
-  NPM_CLIENT_REPORT,
-  startGate,
-} from './helpers/checker.ts';
+import { DEFAULT_API_RETRY_MS } from '../../../lib/report/handle-report.ts';
+import { goCheckerBinary } from '../helpers/khrun.ts';
+import { type Gate, startGate } from './helpers/checker.ts';
 import { ms, recordFault } from './helpers/fault-table.ts';
-import { isRunning, stateProblems, waitForCheckPod } from './helpers/invariants.ts';
-import {
-  logLines,
-  type Runner,
-  resultOf,
-  startRunner,
-  stopRunner,
-  type Target,
-} from './helpers/khrun-process.ts';
+import { type Runner, stopRunner, type Target } from './helpers/khrun-process.ts';
+import { type OutageSetup, outageNamespaces, reportClients, runOutage } from './helpers/outage.ts';
 import { startOwnCluster } from './helpers/own-cluster.ts';
 
 // The control plane failing under live runs, on a cluster of this file's own: kube-apiserver stopped
-// (etcd keeps the data) and started again while runs wait for their reports, then etcd the same way. The
-// checkers report inside the outage; the runs must end with the outcomes the checkers reported, nothing
-// lost. Then runListWatch against the real API server: a watch the server ends is resumed, a 410 relists.
+// (etcd keeps the data) and started again while runs wait for their reports, then etcd stopped the same
+// way, then an API outage longer than the report endpoint waits, then kube-apiserver SIGKILLed. The checkers report
+// inside the outage; the runs must end with the outcomes the checkers reported, nothing lost. Then
+// runListWatch against the real API server: a watch the server ends is resumed, a 410 relists.
 
 let cluster: LocalCluster;
 let target: Target;
 let kc: KubeConfig;
 let gate: Gate;
-let goChecker: string;
+let setup: OutageSetup;
 const runners: Runner[] = [];
 /** How long the component stays down once every checker has sent its report: the fault's length. */
 const OUTAGE_MS = 5_000;
+/** Longer than the report endpoint waits for the API server (DEFAULT_API_RETRY_MS) by a clear margin. */
+const LONG_OUTAGE_MS = DEFAULT_API_RETRY_MS + 10_000;
 
 beforeAll(async () => {
   ({ cluster, target } = await startOwnCluster());
   kc = cluster.kubeConfig;
   gate = await startGate(target.hostIp);
-  goChecker = await goCheckerBinary();
+  const namespaces = await outageNamespaces(kc, [
+    'apiserver',
+    'etcd',
+    'longout',
+    'apikill',
+    'watch',
+    'noise',
+  ]);
+  setup = { kc, target, gate, clients: reportClients(await goCheckerBinary()), runners, namespaces };
 }, 180_000);
 afterAll(async () => {
   for (const r of runners) await stopRunner(r);
@@ -50,115 +48,37 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-interface Client {
-  name: string;
-  checker: (opts: CheckerOptions) => CheckerOptions;
-  expected: { kind: string; errors?: string[] };
+/** The kube-apiserver process of this file's cluster, found by name among the control plane's. */
+async function apiServerPid(): Promise<number> {
+  for (const pid of cluster.controlPlane.pids()) {
+    const comm = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '');
+    if (comm.trim() === 'kube-apiserver') return pid;
+  }
+  throw new Error('no kube-apiserver process in this cluster');
 }
 
-/** The report clients in use: v2.7.1's Go checkclient (both outcomes), a retrying client, the npm client. */
-const CLIENTS: Client[] = [
-  { name: 'go-ok', checker: (o) => ({ ...o, exec: goChecker }), expected: { kind: 'Succeeded' } },
-  {
-    name: 'go-fail',
-    checker: (o) => ({ ...o, exec: goChecker, execArgs: ['fail'] }),
-    expected: { kind: 'Failed', errors: ['go checkclient reported a failure'] },
-  },
-  { name: 'retrying', checker: (o) => o, expected: { kind: 'Succeeded' } },
-  {
-    name: 'npm',
-    checker: (o) => ({ ...o, exec: process.execPath, execArgs: NPM_CLIENT_REPORT, env: npmClientEnv }),
-    expected: { kind: 'Succeeded' },
-  },
-];
-
-async function outage(label: string, stop: () => Promise<void>, start: () => Promise<void>) {
-  const ns = await freshNamespace(kc, `f-${label}`);
-  for (const c of CLIENTS) {
-    const name = `${label}-${c.name}`;
-    await createCheck(
-      kc,
-      ns,
-      name,
-      {
-        containers: [
-          checkerContainer(c.checker({ gateUrl: gate.waitUrl(name), notifyUrl: gate.notifyUrl(name) })),
-        ],
-      },
-      { timeout: '3m' },
-    );
+/** SIGKILL, no SIGTERM first: no graceful shutdown, connections cut mid-request. Resolves once it is gone. */
+async function killApiServer(): Promise<void> {
+  const pid = await apiServerPid();
+  process.kill(pid, 'SIGKILL');
+  const deadline = Date.now() + 10_000;
+  // Bounded wait for the kernel to reap it (the supervisor's exit handler then forgets it).
+  while (cluster.controlPlane.pids().includes(pid)) {
+    if (Date.now() > deadline) throw new Error(`kube-apiserver ${pid} still listed 10 s after SIGKILL`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const live = CLIENTS.map((c) => {
-    const runner = startRunner(`${label}-${c.name}`, ns, {}, target);
-    runners.push(runner);
-    return runner;
-  });
-  await Promise.all(
-    CLIENTS.map((c) => waitForCheckPod(kc, ns, `${label}-${c.name}`, isRunning, 'pod Running', 90_000)),
-  );
-
-  await stop();
-  const downAt = Date.now();
-  for (const c of CLIENTS) gate.open(`${label}-${c.name}`);
-  const notified = (
-    await Promise.all(CLIENTS.map((c) => gate.notified(`${label}-${c.name}`, 30_000).then(() => 1)))
-  ).length;
-  const reportedAt = Date.now();
-  await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
-  await start();
-  // From the moment it was down to the moment it answered again, and how long the reports were in flight.
-  const downMs = Date.now() - downAt;
-  const heldMs = Date.now() - reportedAt;
-
-  const exits = await Promise.all(live.map((r) => r.done));
-  const problems: string[] = [];
-  let recorded = 0;
-  let resumed = 0;
-  let waited = 0;
-  for (const [i, c] of CLIENTS.entries()) {
-    const check = `${label}-${c.name}`;
-    const exit = exits[i]!;
-    const output = `${exit.stdout}${exit.stderr}`;
-    const result = resultOf(exit);
-    const state = await readState(kc, ns, check);
-    const reported = readAcceptedReport(state);
-    resumed += logLines(output).filter((l) => l.message === 'watch interrupted; resuming').length;
-    waited += logLines(output).filter(
-      (l) => l.message === 'API server unavailable; the report waits for it',
-    ).length;
-    const errorsAsReported =
-      !c.expected.errors || JSON.stringify(result?.errors) === JSON.stringify(c.expected.errors);
-    if (
-      exit.code !== 0 ||
-      result?.result !== 'recorded' ||
-      result.kind !== c.expected.kind ||
-      !errorsAsReported
-    ) {
-      problems.push(`${check}: exit ${exit.code}, ${JSON.stringify(result)}\n${output.slice(-3000)}`);
-      continue;
-    }
-    problems.push(...stateProblems(state, ns).map((p) => `${check}: ${p}`));
-    if (reported?.uuid !== state?.spec.uuid || readLastOutcome(state)?.kind !== c.expected.kind)
-      problems.push(`${check}: the khstate does not carry the report of its run`);
-    else recorded++;
-    // The run UUID is a credential: not even the errors of an outage may carry it into the logs.
-    if (state?.spec.uuid && output.includes(state.spec.uuid))
-      problems.push(`${check}: the run UUID appears in full in the runner's output`);
-  }
-  expect(problems).toEqual([]);
-  // Every checker called the gate just before it reported (awaited above): one report per run.
-  return { downMs, heldMs, reported: notified, recorded, resumed, waited, runs: CLIENTS.length };
 }
 
 describe('the control plane failing while runs wait for their reports', () => {
   it('kube-apiserver stopped and started again: every report lands, every run ends as reported', async () => {
-    const r = await outage(
-      'apiserver',
-      () => cluster.controlPlane.stopApiServer(),
-      () => cluster.controlPlane.startApiServer(),
-    );
+    const r = await runOutage(setup, 'apiserver', {
+      stop: () => cluster.controlPlane.stopApiServer(),
+      start: () => cluster.controlPlane.startApiServer(),
+      holdMs: OUTAGE_MS,
+    });
+    expect(r.problems).toEqual([]);
     await recordFault({
-      fault: 'control plane: kube-apiserver stopped while 4 runs wait, reports sent during the outage',
+      fault: `control plane: kube-apiserver stopped while ${r.runs} runs wait, reports sent during the outage`,
       runs: r.runs,
       outcome: `API server down ${ms(r.downMs)}, the reports sent ${ms(r.heldMs)} before it answered again; the runners' endpoints held them (${r.waited} retries) and ${r.recorded} of ${r.runs} runs recorded what their checker reported (Go checkclient ×2, retrying client, npm client); watches resumed ${r.resumed}×; no run UUID in the logs`,
       reported: r.reported,
@@ -167,13 +87,14 @@ describe('the control plane failing while runs wait for their reports', () => {
   }, 240_000);
 
   it('etcd stopped and started again: every report lands, every run ends as reported', async () => {
-    const r = await outage(
-      'etcd',
-      () => cluster.controlPlane.stopEtcd(),
-      () => cluster.controlPlane.startEtcd(),
-    );
+    const r = await runOutage(setup, 'etcd', {
+      stop: () => cluster.controlPlane.stopEtcd(),
+      start: () => cluster.controlPlane.startEtcd(),
+      holdMs: OUTAGE_MS,
+    });
+    expect(r.problems).toEqual([]);
     await recordFault({
-      fault: 'control plane: etcd stopped while 4 runs wait, reports sent during the outage',
+      fault: `control plane: etcd stopped while ${r.runs} runs wait, reports sent during the outage`,
       runs: r.runs,
       outcome: `etcd down ${ms(r.downMs)}, the reports sent ${ms(r.heldMs)} before it answered again (the API server held the requests; ${r.waited} retries at the endpoints); ${r.recorded} of ${r.runs} runs recorded what their checker reported; watches resumed ${r.resumed}×; no run UUID in the logs`,
       reported: r.reported,
@@ -181,9 +102,41 @@ describe('the control plane failing while runs wait for their reports', () => {
     });
   }, 240_000);
 
+  it(`an API outage longer than the report endpoint's ${DEFAULT_API_RETRY_MS / 1000} s wait: every report lands all the same`, async () => {
+    const r = await runOutage(setup, 'longout', {
+      stop: () => cluster.controlPlane.stopApiServer(),
+      start: () => cluster.controlPlane.startApiServer(),
+      holdMs: LONG_OUTAGE_MS,
+    });
+    expect(r.problems).toEqual([]);
+    await recordFault({
+      fault: `control plane: kube-apiserver down longer than the report endpoint's ${ms(DEFAULT_API_RETRY_MS)} wait, ${r.runs} runs waiting, reports sent at its start`,
+      runs: r.runs,
+      outcome: `API server down ${ms(r.downMs)}, the reports sent ${ms(r.heldMs)} before it answered again; ${r.waited} retries at the endpoints, ${r.gaveUp} answered 500; ${r.recorded} of ${r.runs} runs recorded what their checker reported${r.lostBy.length ? ` (not: ${r.lostBy.join(', ')})` : ''}; watches resumed ${r.resumed}×`,
+      reported: r.reported,
+      recorded: r.recorded,
+    });
+  }, 300_000);
+
+  it('kube-apiserver SIGKILLed and started again: every report lands, every run ends as reported', async () => {
+    const r = await runOutage(setup, 'apikill', {
+      stop: killApiServer,
+      start: () => cluster.controlPlane.startApiServer(),
+      holdMs: OUTAGE_MS,
+    });
+    expect(r.problems).toEqual([]);
+    await recordFault({
+      fault: `control plane: kube-apiserver SIGKILLed (no graceful shutdown) while ${r.runs} runs wait, reports sent during the outage`,
+      runs: r.runs,
+      outcome: `API server gone ${ms(r.downMs)}, the reports sent ${ms(r.heldMs)} before a new one answered; the endpoints held them (${r.waited} retries) and ${r.recorded} of ${r.runs} runs recorded what their checker reported; watches resumed ${r.resumed}×; no run UUID in the logs`,
+      reported: r.reported,
+      recorded: r.recorded,
+    });
+  }, 240_000);
+
   it('runListWatch resumes a watch the server ended, and lists again after 410 Gone', async () => {
-    const ns = await freshNamespace(kc, 'f-watch');
-    const noise = await freshNamespace(kc, 'f-watch-noise');
+    const ns = setup.namespaces.get('watch') ?? '';
+    const noise = setup.namespaces.get('noise') ?? '';
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespacedConfigMap({
       namespace: ns,
