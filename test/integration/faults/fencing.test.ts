@@ -1,14 +1,21 @@
-import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
 import { runListWatch } from '../../../lib/kube/list-watch.ts';
 import { type ActiveRun, readActiveRun, readLastOutcome } from '../../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck } from '../../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { startWriteOutageProxy, type WriteOutageProxy } from './helpers/api-write-outage.ts';
 import { checkerContainer, type Gate, startGate } from './helpers/checker.ts';
 import { ms, recordFault } from './helpers/fault-table.ts';
-import { recordedOutcomes, stateProblems, waitForCheckPod, waitForState } from './helpers/invariants.ts';
+import {
+  noLivePods,
+  recordedOutcomes,
+  stateProblems,
+  waitForCheckPod,
+  waitForState,
+} from './helpers/invariants.ts';
 import {
   logLines,
   type Runner,
@@ -321,4 +328,49 @@ describe('adoption: the replaced pod of a dead runner still terminates when the 
           .catch(() => undefined);
     }
   }, 180_000);
+});
+
+describe('adoption: a khcheck that became invalid while its run’s runner was dead', () => {
+  it('the next invocation closes the run with the validation error and removes its pod', async () => {
+    const check = 'invalid-orphan';
+    await createCheck(kc, ns, check, { containers: [checkerContainer({ gateUrl: gate.waitUrl(check) })] });
+    const killed = await run(check, { KHRUN_FAILPOINT_KILL_AT: 'pod created' }).done;
+    expect(killed.signal, describeExit(killed)).toBe('SIGKILL');
+    const orphan = readActiveRun(await readState(kc, ns, check)) as ActiveRun;
+    await waitForCheckPod(
+      kc,
+      ns,
+      check,
+      (p) => p.status?.phase === 'Running',
+      'the orphaned run’s pod running',
+    );
+
+    // The khcheck becomes invalid (a timeout Go cannot parse) while nobody holds its run.
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const ref = { group: KH_GROUP, version: KH_VERSION, plural: KHCHECK_PLURAL, namespace: ns, name: check };
+    const source = (await custom.getNamespacedCustomObject(ref)) as KhCheck;
+    await custom.replaceNamespacedCustomObject({
+      ...ref,
+      body: { ...source, spec: { ...source.spec, timeout: '5 min' } },
+    });
+    await until(orphan.leaseUntilMs);
+
+    const exit = await run(check).done;
+    const result = resultOf(exit);
+    expect(result, describeExit(exit)).toMatchObject({ result: 'recorded', kind: 'ExecutionError' });
+    const state = await readState(kc, ns, check);
+    expect(stateProblems(state, ns)).toEqual([]);
+    expect(readLastOutcome(state)).toMatchObject({ uuid: orphan.uuid, kind: 'ExecutionError' });
+    expect(state?.spec.Errors[0]).toMatch(/spec\.timeout "5 min"/);
+    const pods = await noLivePods(kc, ns, check);
+    const closedRecorded = readLastOutcome(state)?.uuid === orphan.uuid ? 1 : 0;
+    await recordFault({
+      fault:
+        'adoption: the khcheck became invalid (timeout "5 min") while its run’s runner was dead (SIGKILLed after creating the pod)',
+      runs: 1,
+      outcome: `the next invocation recorded ${String(result?.kind)} for that run (${closedRecorded} of 1 orphaned run closed) and no run is left active; ${pods.length} pod left, none live`,
+      reported: 0,
+      recorded: 0,
+    });
+  }, 120_000);
 });
