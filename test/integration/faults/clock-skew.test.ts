@@ -16,7 +16,14 @@ import {
   stateProblems,
   waitForCheckPod,
 } from './helpers/invariants.ts';
-import { type Runner, type RunnerExit, resultOf, startRunner, stopRunner } from './helpers/khrun-process.ts';
+import {
+  logLines,
+  type Runner,
+  type RunnerExit,
+  resultOf,
+  startRunner,
+  stopRunner,
+} from './helpers/khrun-process.ts';
 import { type ReportTally, recordedOf, startReportTally } from './helpers/report-tally.ts';
 
 // Clocks: runners, a report server and ticks whose clocks are 5 minutes ahead of or behind the API
@@ -49,6 +56,8 @@ const seen = {
   podsRemoved: 0,
   adoptedAfterLapseMs: Number.NaN,
   tickDueLateMs: Number.NaN,
+  /** The skew each runner 5 min off measured against the API server (its warning's skewMs). */
+  skewsMs: [] as number[],
   passed: new Set<string>(),
   checks: [] as Array<{ namespace: string; name: string }>,
 };
@@ -86,6 +95,15 @@ function until(epochMs: number): Promise<void> {
 }
 
 const why = (exit: RunnerExit) => `${exit.stdout.slice(-3000)}\n${exit.stderr.slice(-2000)}`;
+
+/** The skew a runner 5 min off measured and warned about: its local clock minus the API server's. */
+function noteSkew(runner: Runner, skew: Skew): void {
+  const warning = logLines(runner.output()).find((l) => typeof l.skewMs === 'number');
+  const skewMs = Number(warning?.skewMs);
+  const expectedMs = skew === '+5m' ? FIVE_MINUTES_MS : -FIVE_MINUTES_MS;
+  expect(Math.abs(skewMs - expectedMs), `the skew warning of a runner at ${skew}`).toBeLessThan(2_000);
+  seen.skewsMs.push(skewMs);
+}
 
 const TAKEOVER = /"message":"(adopted run|closed stale run)"/;
 
@@ -136,6 +154,7 @@ describe('clocks 5 minutes apart', () => {
     const aheadRunner = run(check, { ...skewed('+5m'), POD_NAME: 'ahead-a' });
     expect(await decided(aheadRunner), aheadRunner.output()).toBe('busy');
     const ahead = await aheadRunner.done;
+    noteSkew(aheadRunner, '+5m');
     expect(ahead.code, why(ahead)).toBe(0);
     seen.busyAgainstLive++;
     const pods = await checkPods(kc, ns, check);
@@ -175,6 +194,7 @@ describe('clocks 5 minutes apart', () => {
 
     gate.open(check);
     const exit = await owner.done;
+    noteSkew(owner, '-5m');
     const endedMs = Date.now();
     expect(resultOf(exit), why(exit)).toMatchObject({
       result: 'recorded',
@@ -215,11 +235,15 @@ describe('clocks 5 minutes apart', () => {
       orphan.leaseUntilMs,
     );
     expect(aheadDecided, ahead.output()).toBe('busy');
+    await ahead.done;
+    noteSkew(ahead, '+5m');
     expect(await checkPods(kc, ns, check)).toEqual([]);
 
     await until(orphan.leaseUntilMs + 1_500);
     const behindStartMs = Date.now();
-    const behind = await run(check, { ...skewed('-5m'), POD_NAME: 'behind-c' }).done;
+    const behindRunner = run(check, { ...skewed('-5m'), POD_NAME: 'behind-c' });
+    const behind = await behindRunner.done;
+    noteSkew(behindRunner, '-5m');
     expect(resultOf(behind), why(behind)).toMatchObject({
       result: 'recorded',
       kind: 'Succeeded',
@@ -285,8 +309,8 @@ describe('clocks 5 minutes apart', () => {
       decision: { reason: 'not-yet', nextCheckMs: dueMs },
     });
     await until(dueMs + 1_000);
-    const onTime = await tick(skewed('-5m'));
     const lateMs = Date.now() - dueMs;
+    const onTime = await tick(skewed('-5m'));
     expect(onTime.entry(check), onTime.output).toMatchObject({
       result: 'dispatched',
       decision: { reason: 'interval-passed' },
@@ -295,6 +319,8 @@ describe('clocks 5 minutes apart', () => {
     seen.passed.add('tick');
   });
 });
+
+const seconds = (v: number) => `${v >= 0 ? '+' : '−'}${(Math.abs(v) / 1000).toFixed(1)} s`;
 
 async function recordRow(): Promise<void> {
   const reported: string[] = [];
@@ -308,9 +334,10 @@ async function recordRow(): Promise<void> {
       'clock: two runners 5 minutes apart (libfaketime ±5 min on runners, a report server and ticks; the API server on time)',
     runs: seen.skewedProcesses,
     outcome:
-      `${seen.busyAgainstLive} live runs met by a runner 5 min off: each exited busy, ${seen.podsRemoved} pods removed, none closed as TimedOut; ` +
-      `a dead run adopted by a runner 5 min behind ${ms(seen.adoptedAfterLapseMs)} after its lease lapsed, not before by one 5 min ahead; ` +
-      `a report server 5 min ahead accepted the report; ticks 5 min off: not due before the due time, dispatched ${ms(seen.tickDueLateMs)} after it`,
+      `runners measured their skew against the API server as ${seen.skewsMs.map(seconds).join(', ')} and decided by its time: ` +
+      `${seen.busyAgainstLive} live runs met by a runner 5 min off each exited busy (${seen.podsRemoved} pods removed, none closed or adopted); ` +
+      `a dead run was left alone by a runner 5 min ahead while its lease held and adopted by one 5 min behind started ${ms(seen.adoptedAfterLapseMs)} after it lapsed; ` +
+      `a report server 5 min ahead accepted the report; a tick 5 min ahead found the check not due (next look: its due time exactly), one 5 min behind started ${ms(seen.tickDueLateMs)} after it dispatched it`,
     reported: reported.length,
     recorded: recordedOf(reported, recordedRuns),
   });
