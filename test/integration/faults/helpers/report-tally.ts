@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../../../lib/check/pod-builder.ts';
 
 /**
@@ -17,17 +17,28 @@ export interface ReportTally {
   close(): Promise<void>;
 }
 
+const isFinished = (p: V1Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+const created = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
+
 export async function startReportTally(kc: KubeConfig, host: string): Promise<ReportTally> {
   const core = kc.makeApiClient(CoreV1Api);
   const seen = new Map<string, string[]>();
   let unknown = 0;
+  // Pod IPs are reused: a finished pod of an earlier run may still hold the caller's address, so only a
+  // live pod counts; the kubelet may publish the new pod's IP a moment after its process starts, so the
+  // lookup is repeated briefly (bounded) before the report is counted as a run of its own.
   const runOf = async (check: string, ip: string): Promise<string> => {
-    const pods = await core.listPodForAllNamespaces({ fieldSelector: `status.podIP=${ip}` });
-    const pod = pods.items.find(
-      (p) => p.metadata?.labels?.[CHECK_NAME_LABEL] === check && !p.metadata?.deletionTimestamp,
-    );
+    for (let attempt = 0; attempt < 40; attempt++) {
+      const pods = await core.listPodForAllNamespaces({ fieldSelector: `status.podIP=${ip}` });
+      const live = pods.items
+        .filter((p) => p.metadata?.labels?.[CHECK_NAME_LABEL] === check && !isFinished(p))
+        .sort((a, b) => created(b) - created(a));
+      const run = live[0]?.metadata?.labels?.[RUN_ID_LABEL];
+      if (run) return run;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
     // Never dropped: a report whose pod cannot be found still counts, as a run of its own.
-    return pod?.metadata?.labels?.[RUN_ID_LABEL] ?? `unidentified-${++unknown}`;
+    return `unidentified-${++unknown}`;
   };
   const server = createServer((req, res) => {
     const check = decodeURIComponent((req.url ?? '/').slice(1));
