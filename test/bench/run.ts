@@ -7,6 +7,7 @@ import { measureBundles, measureTimeToFirstRequest } from './cold-start.ts';
 import { createBenchCheck, type IterationSample, measureIteration } from './overhead.ts';
 import { pollingIteration } from './polling-baseline.ts';
 import { deployForScale, measureScale, type ScaleFigure } from './scale.ts';
+import { measureServeMemory, type ServeMemoryFigure } from './serve-memory.ts';
 import { fmtMs, type Summary, summarize } from './stats.ts';
 
 // npm run bench [-- --quick]: khrun's cost per iteration, in time and API requests, against the local
@@ -115,6 +116,10 @@ try {
   }
   results.scale = scale;
 
+  // Last: it restarts the API server, which the figures above must not see.
+  log('serve memory: runs, rejected reports and API server restarts against one khrun serve');
+  results.serveMemory = await measureServeMemory(bench, { quick, log });
+
   results.meta = {
     date: new Date().toISOString(),
     mode: quick ? 'quick' : 'full',
@@ -180,6 +185,13 @@ function printTable(r: Record<string, unknown>) {
   for (const s of (r.scale as ScaleFigure[]) ?? []) {
     lines.push(
       `${String(s.checks).padEnd(7)} ${fmtMs(s.tickMs).padEnd(9)} ${fmtMs(s.allFinishedMs).padEnd(10)} ${`${s.tickPeakRssMiB.toFixed(0)} MiB`.padEnd(9)} ${`${s.runnerPeakRssMiB.median.toFixed(0)} MiB`.padEnd(17)} ${fmtMs(s.runnerProcessMs.median).padEnd(18)} ${fmtMs(s.checkerProcessMs.median).padEnd(19)} ${s.requestsPerCheck.toFixed(1).padEnd(14)} ${JSON.stringify(s.outcomes)}`,
+    );
+  }
+  const m = r.serveMemory as ServeMemoryFigure | undefined;
+  if (m) {
+    lines.push('');
+    lines.push(
+      `khrun serve RSS: ${m.rssMiB.start} MiB at start, ${m.rssMiB.afterFirstBatch} after the first batch, ${m.rssMiB.end} at the end (peak ${m.rssMiB.peak}); ${m.runs.recorded}/${m.runs.requested} triggered runs recorded, ${m.rejectedReports.rejected}/${m.rejectedReports.sent} malformed reports rejected, ${m.apiServerRestarts} API server restarts, ${m.seconds} s`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
