@@ -32,6 +32,7 @@ export async function handler(
       server: `lambda-${context.functionName}`,
       reportKey: options.reportKey,
       unsigned: options.unsigned,
+      remainingMs: () => context.getRemainingTimeInMillis(),
     });
   } finally {
     logger.resetKeys();

@@ -27,7 +27,12 @@ export interface ReportEventDeps {
   reportKey: ReportKey | undefined;
   /** Unsigned reports: refuse or header. Never by source address: pods reach a Lambda through NAT. */
   unsigned: Exclude<UnsignedPolicy, 'header-and-ip'>;
+  /** The invocation's remaining time (context.getRemainingTimeInMillis); a held report answers 500 before it. */
+  remainingMs?: () => number;
 }
+
+/** Kept back from the invocation's remaining time, so a report held for the API server is answered in time. */
+const ANSWER_MARGIN_MS = 2_000;
 
 /**
  * A Lambda function URL request (payload 2.0) through the same report protocol as the HTTP server:
@@ -86,6 +91,7 @@ export async function reportFromUrlEvent(
         clock,
         log: deps.log,
         server: deps.server,
+        ...(deps.remainingMs ? { maxHoldMs: Math.max(0, deps.remainingMs() - ANSWER_MARGIN_MS) } : {}),
       },
       { method, caller: authorized.caller, body },
     );

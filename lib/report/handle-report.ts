@@ -23,13 +23,38 @@ export interface ReportDeps {
   /** Identity written to AuthoritativePod. */
   server: string;
   maxWriteAttempts?: number;
-  /** How long a report waits for an unreachable API server before the answer is 500 (default 15 s). */
+  /**
+   * How long a report waits at least for an unreachable API server before the answer is 500 (default 15 s).
+   * A report on a signed URL waits longer, until its run's deadline: see reportHoldMs.
+   */
   apiRetryMs?: number;
+  /**
+   * The most a report is held waiting for the API server, whatever its run's deadline (default 10 min); the
+   * report Lambda passes its remaining time, so it answers 500 before it is cut off.
+   */
+  maxHoldMs?: number;
   /** Waits between those tries; injected by tests (default: a timer). */
   delay?: (ms: number) => Promise<void>;
 }
 
 export const DEFAULT_API_RETRY_MS = 15_000;
+export const DEFAULT_MAX_HOLD_MS = 10 * 60_000;
+
+/**
+ * How long a report that arrived at arrivedMs is held while the API server cannot be reached. v2's clients
+ * wait on the request without a timeout, and a 500 loses the report (the npm client does not retry; the Go
+ * checkclient resends an empty body), so a report on a signed URL is held until its run's deadline (the run
+ * cannot be judged before then anyway), at least apiRetryMs, at most maxHoldMs.
+ */
+export function reportHoldMs(
+  caller: ReportCaller,
+  arrivedMs: number,
+  opts: { apiRetryMs?: number; maxHoldMs?: number },
+): number {
+  const floorMs = opts.apiRetryMs ?? DEFAULT_API_RETRY_MS;
+  const untilDeadlineMs = caller.via === 'signed' ? caller.run.deadlineMs - arrivedMs : 0;
+  return Math.max(0, Math.min(opts.maxHoldMs ?? DEFAULT_MAX_HOLD_MS, Math.max(floorMs, untilDeadlineMs)));
+}
 
 export interface ReportRequest {
   method: string;
@@ -60,10 +85,10 @@ export async function handleReport(deps: ReportDeps, req: ReportRequest): Promis
 
   // An API server that cannot be reached is waited for, within the request: the common clients never get
   // a report through a retry (the npm client does not retry; v2's Go checkclient resends an empty body),
-  // so answering 500 at once would turn a brief outage into a check that "exited without reporting".
+  // so answering 500 would turn an outage into a check that "exited without reporting" (reportHoldMs).
   // Judged (deadline) and stamped as of its arrival: waiting for the API must not make a report late.
   const arrivedMs = deps.clock.nowMs();
-  const deadlineMs = arrivedMs + (deps.apiRetryMs ?? DEFAULT_API_RETRY_MS);
+  const deadlineMs = arrivedMs + reportHoldMs(req.caller, arrivedMs, deps);
   const delay = deps.delay ?? ((ms: number) => abortableDelay(ms));
   const write = { uncertain: false };
   for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 2_000)) {

@@ -2,7 +2,14 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { WriteConflict } from '../../lib/kube/errors.ts';
 import type { ReportCaller } from '../../lib/report/authorize-report.ts';
-import { handleReport, type ReportDeps, type ReportRequest } from '../../lib/report/handle-report.ts';
+import {
+  DEFAULT_API_RETRY_MS,
+  DEFAULT_MAX_HOLD_MS,
+  handleReport,
+  type ReportDeps,
+  type ReportRequest,
+  reportHoldMs,
+} from '../../lib/report/handle-report.ts';
 import { type ActiveRun, ANNOTATION, newKhState, readAcceptedReport } from '../../lib/state/khstate.ts';
 import type { KhState } from '../../lib/state/resources.ts';
 
@@ -328,5 +335,29 @@ describe('handleReport while the API server is unreachable', () => {
     );
     expect(response.status).toBe(200);
     expect(f.state.replace).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('reportHoldMs: how long a report waits for an unreachable API server', () => {
+  const signed = (deadlineMs: number): ReportCaller => ({
+    via: 'signed',
+    run: { namespace: 'ns', checkName: 'c', uuid: 'u', deadlineMs },
+  });
+  const unsigned: ReportCaller = { via: 'unsigned', headerUuid: 'u', sourceIp: undefined };
+
+  it('holds a signed report until its run deadline, since v2 clients lose a report answered 500', () => {
+    expect(reportHoldMs(signed(T0 + 120_000), T0, {})).toBe(120_000);
+  });
+  it('holds at least apiRetryMs, even when the deadline is nearer', () => {
+    expect(reportHoldMs(signed(T0 + 1_000), T0, {})).toBe(DEFAULT_API_RETRY_MS);
+    expect(reportHoldMs(signed(T0 + 1_000), T0, { apiRetryMs: 3_000 })).toBe(3_000);
+  });
+  it('an unsigned report (no deadline known) waits apiRetryMs', () => {
+    expect(reportHoldMs(unsigned, T0, {})).toBe(DEFAULT_API_RETRY_MS);
+  });
+  it('never beyond maxHoldMs (the Lambda passes its remaining time), and never negative', () => {
+    expect(reportHoldMs(signed(T0 + 3_600_000), T0, {})).toBe(DEFAULT_MAX_HOLD_MS);
+    expect(reportHoldMs(signed(T0 + 120_000), T0, { maxHoldMs: 8_000 })).toBe(8_000);
+    expect(reportHoldMs(signed(T0 + 120_000), T0, { maxHoldMs: -5 })).toBe(0);
   });
 });
