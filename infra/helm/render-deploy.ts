@@ -39,7 +39,9 @@ export const DEPLOY_RENDERS: ReadonlyArray<{ template: string; target: string; s
 
 /** The CRDs: infra/crds is their home; the chart ships copies (Helm installs crds/ before templates). */
 export const CRD_COPIES: ReadonlyArray<{ source: string; target: string }> = [
+  'healthchecks.yaml',
   'khchecks.yaml',
+  'khjobs.yaml',
   'khstates.yaml',
 ].map((file) => ({ source: `infra/crds/${file}`, target: `${CHART_DIR}/crds/${file}` }));
 
