@@ -84,6 +84,27 @@ describe('containerArgv: command and args over the image ENTRYPOINT and CMD', ()
     expect(containerArgv({ image: 'other:1', command: ['true'] }, []).ok).toBe(true);
   });
 
+  it('a command naming a program inside the image runs its local build (`command: [/app/kuberhealthy]`)', () => {
+    const daemon = {
+      ...entry('kuberhealthy/kuberhealthy', ['/cache/kuberhealthy']),
+      programs: { '/app/kuberhealthy': '/cache/kuberhealthy' },
+    };
+    expect(
+      containerArgv(
+        { image: 'kuberhealthy/kuberhealthy:v2.7.0', command: ['/app/kuberhealthy'], args: ['-c', 'x'] },
+        [daemon],
+      ),
+    ).toEqual({
+      ok: true,
+      argv: ['/cache/kuberhealthy', '-c', 'x'],
+      requires: [],
+    });
+    // Another image's container naming the same path runs it as written.
+    expect(containerArgv({ image: 'other:1', command: ['/app/kuberhealthy'] }, [daemon])).toMatchObject({
+      argv: ['/app/kuberhealthy'],
+    });
+  });
+
   it('passes the files the image command needs through', () => {
     const needs = [{ path: '/x/dist/khrun.mjs', message: 'run npm run build' }];
     const result = containerArgv({ image: 'khrun:0.1.0' }, [

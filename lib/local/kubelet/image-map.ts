@@ -33,6 +33,12 @@ export interface ImageCommand {
    * StartError carrying this message instead of a confusing "not found" from the command itself.
    */
   requires?: Array<{ path: string; message: string }>;
+  /**
+   * Programs inside the image and their local builds: a container whose `command` names one (as
+   * Kuberhealthy's deploy/kuberhealthy.yaml does with `command: [/app/kuberhealthy]`) runs the local build,
+   * so a manifest that names the image's own path runs unedited. Set in code only (not in map files).
+   */
+  programs?: Readonly<Record<string, string>>;
 }
 
 export interface ImageMapEntry extends ImageCommand {
@@ -99,13 +105,17 @@ export type ContainerArgv =
 
 /**
  * The argv a container runs, with Kubernetes' rules for command/args over ENTRYPOINT/CMD: `command`
- * replaces the entrypoint and drops CMD; `args` replace CMD; with neither, ENTRYPOINT + CMD. Pure.
+ * replaces the entrypoint and drops CMD (a program it names inside the image runs its local build); `args` replace CMD; with neither, ENTRYPOINT + CMD. Pure.
  */
 export function containerArgv(
   spec: Pick<V1Container, 'command' | 'args' | 'image'>,
   map: ImageMap,
 ): ContainerArgv {
-  if (spec.command?.length) return { ok: true, argv: [...spec.command, ...(spec.args ?? [])], requires: [] };
+  if (spec.command?.length) {
+    const [program = '', ...rest] = spec.command;
+    const local = lookupImage(map, spec.image ?? '')?.programs?.[program] ?? program;
+    return { ok: true, argv: [local, ...rest, ...(spec.args ?? [])], requires: [] };
+  }
   const entry = lookupImage(map, spec.image ?? '');
   if (!entry) {
     return {
