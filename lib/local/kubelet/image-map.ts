@@ -105,7 +105,8 @@ export type ContainerArgv =
 
 /**
  * The argv a container runs, with Kubernetes' rules for command/args over ENTRYPOINT/CMD: `command`
- * replaces the entrypoint and drops CMD (a program it names inside the image runs its local build); `args` replace CMD; with neither, ENTRYPOINT + CMD. Pure.
+ * replaces the entrypoint and drops CMD (a program it names inside the image runs its local build);
+ * `args` replace CMD; with neither, ENTRYPOINT + CMD. Pure.
  */
 export function containerArgv(
   spec: Pick<V1Container, 'command' | 'args' | 'image'>,
