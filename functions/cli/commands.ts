@@ -5,9 +5,19 @@ import { run } from './run.ts';
 import { sync, tick } from './schedule.ts';
 import { serve } from './serve.ts';
 import { describe, status } from './status.ts';
+import { handback, takeover } from './takeover.ts';
 
 /** The product commands, in the order `khrun help` lists them. */
-export const PRODUCT_COMMANDS: readonly CliCommand[] = [run, status, describe, tick, sync, serve];
+export const PRODUCT_COMMANDS: readonly CliCommand[] = [
+  run,
+  status,
+  describe,
+  tick,
+  sync,
+  serve,
+  takeover,
+  handback,
+];
 
 /** Every command's description: the product's, then the developer commands' (bodies loaded on demand). */
 export const ALL_SPECS: readonly CommandSpec[] = [...PRODUCT_COMMANDS.map((c) => c.spec), ...DEV_SPECS];

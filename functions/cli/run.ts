@@ -1,5 +1,6 @@
 import { runCommand } from '../../lib/commands/run.ts';
 import { runOptions } from '../../lib/config/run-options.ts';
+import { takeOverSetting } from '../../lib/config/takeover-options.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
 import { commonFlags } from './flags.ts';
@@ -14,7 +15,8 @@ export const run: CliCommand = {
       'Runs one iteration of a khcheck end to end: claims the run in the khstate, creates the checker pod, ' +
       'waits for its report, records the outcome. Exit 0: the outcome is recorded (a failed check is data) ' +
       'or another run of the check is live; 1: the runner could not finish or record; 2: usage or ' +
-      'configuration. On a terminal the phases are shown on stderr as they happen.',
+      'configuration, or refused because a Kuberhealthy runs the check (see khrun takeover). On a terminal ' +
+      'the phases are shown on stderr as they happen.',
     flags: {
       check: { type: 'string', value: 'NAME', help: 'the khcheck to run (else CHECK_NAME)' },
       ...commonFlags({
@@ -35,6 +37,10 @@ export const run: CliCommand = {
           'where checker pods reach this runner (else KHRUN_REPORT_HOST, else POD_IP, else the host ' +
           '`khrun local up` records in its kubeconfig)',
       },
+      'take-over': {
+        type: 'boolean',
+        help: 'run it even if a Kuberhealthy runs it (else KHRUN_TAKE_OVER); prefer `khrun takeover`',
+      },
       'report-port': {
         type: 'string',
         value: 'PORT',
@@ -53,6 +59,7 @@ export const run: CliCommand = {
       'POD_IP',
       'POD_NAME',
       'KHRUN_LEASE_SECONDS',
+      'KHRUN_TAKE_OVER',
       'POWERTOOLS_LOG_LEVEL',
     ],
   },
@@ -62,6 +69,7 @@ export const run: CliCommand = {
     log.appendPersistentKeys({ check: options.checkName, namespace: options.namespace });
     return runCommand({
       ...options,
+      takeOver: takeOverSetting({ flags: values, env: ctx.env }),
       log: logPort(log),
       signal: signalOnTermination(),
       write: ctx.write,

@@ -5,6 +5,7 @@ import { escapeControls as safe } from '../core/terminal-text.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import { type ReportHosting, runCheck } from '../run/invocation.ts';
+import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { formatDocument } from './document.ts';
 import { exitCodeFor, resultJson } from './exit-codes.ts';
 
@@ -22,6 +23,8 @@ export interface RunCommandOptions {
   write: (line: string) => void;
   /** Progress lines for a person at a terminal; undefined when not on one. */
   progress?: (line: string) => void;
+  /** Run even a check a Kuberhealthy runs (--take-over, KHRUN_TAKE_OVER); else such a run is refused, exit 2. */
+  takeOver?: boolean;
   /** Called at each phase of the iteration (claimed, pod created, ...), independently of progress. */
   onPhase?: (phase: string, extra?: Record<string, unknown>) => void;
 }
@@ -39,6 +42,10 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
       signal: opts.signal,
       log: opts.log,
       leaseMs: opts.leaseMs,
+      refuse: kuberhealthyGuard(
+        { namespace: opts.namespace, name: opts.checkName },
+        { takeOver: opts.takeOver ?? false },
+      ),
       onPhase:
         opts.progress || opts.onPhase
           ? (phase, extra) => {

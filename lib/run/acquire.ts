@@ -17,7 +17,8 @@ import { removeCheckerPod } from './remove-pod.ts';
 
 export type Acquired =
   | { kind: 'owned'; run: ActiveRun; state: KhState; adopted: boolean }
-  | { kind: 'busy'; run: ActiveRun };
+  | { kind: 'busy'; run: ActiveRun }
+  | { kind: 'refused'; reason: string };
 
 export interface AcquireDeps {
   kube: KubePort;
@@ -50,7 +51,14 @@ interface ClosedRun {
 export async function acquireRun(
   deps: AcquireDeps,
   check: ValidCheck,
-  opts: { runner: string; holder: string; leaseMs: number; maxAttempts: number },
+  opts: {
+    runner: string;
+    holder: string;
+    leaseMs: number;
+    maxAttempts: number;
+    /** Judges the khstate the claim reads anyway (no extra request): a reason when this run must not start. */
+    refuse?: (state: KhState | null) => string | undefined;
+  },
 ): Promise<Acquired> {
   let closed: ClosedRun | undefined;
   const acquired = await updateKhStateWithRetry<Acquired>(deps.kube, check, {
@@ -59,6 +67,8 @@ export async function acquireRun(
     log: deps.log,
     decide: async (state) => {
       closed = undefined;
+      const refusal = opts.refuse?.(state);
+      if (refusal !== undefined) return done({ kind: 'refused', reason: refusal });
       const nowMs = deps.clock.nowMs();
       const decision = decideClaim(state, nowMs);
       if (decision.kind === 'busy') return done({ kind: 'busy', run: decision.run });

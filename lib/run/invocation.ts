@@ -11,6 +11,7 @@ import {
   randomReportKey,
   signedReportUrl,
 } from '../report/report-token.ts';
+import type { KhState } from '../state/resources.ts';
 import type { RunTimings } from './assess.ts';
 import { httpEndpointProbe } from './endpoint-probe.ts';
 import { kubeEventSink } from './events.ts';
@@ -33,6 +34,8 @@ export interface RunCheckOptions {
   leaseMs?: number;
   keepFinishedPods?: number;
   onPhase?: (phase: string, extra?: Record<string, unknown>) => void;
+  /** Refuses the run from the khstate the claim reads (lib/takeover's guard). */
+  refuse?: (state: KhState | null) => string | undefined;
 }
 
 /**
@@ -91,6 +94,7 @@ export async function runCheck(opts: RunCheckOptions): Promise<IterationResult> 
         leaseMs: opts.leaseMs,
         keepFinishedPods: opts.keepFinishedPods,
         onPhase: opts.onPhase,
+        refuse: opts.refuse,
       },
     );
   } finally {

@@ -4,7 +4,7 @@ import { shortId } from '../core/ids.ts';
 import { type ReportingUrl, reportingUrlFor } from '../report/report-token.ts';
 import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
 import { executionError, type RunOutcome } from '../state/outcome.ts';
-import type { ValidCheck } from '../state/resources.ts';
+import type { KhState, ValidCheck } from '../state/resources.ts';
 import { holdingOf } from '../state/run-holder.ts';
 import { type AcquireDeps, acquireRun } from './acquire.ts';
 import { DEFAULT_TIMINGS, type RunTimings } from './assess.ts';
@@ -36,6 +36,8 @@ export interface IterationConfig {
   leaseMs?: number;
   keepFinishedPods?: number;
   maxConflictRetries?: number;
+  /** Refuses the run from the khstate the claim reads (a Kuberhealthy runs the check: lib/takeover). */
+  refuse?: (state: KhState | null) => string | undefined;
   /** Cancels the wait: SIGTERM, or the end of the invocation's time budget. The run stays resumable. */
   signal: AbortSignal;
   onPhase?: (phase: string, extra?: Record<string, unknown>) => void;
@@ -49,6 +51,7 @@ export interface IterationConfig {
 export type IterationResult =
   | { kind: 'recorded'; runUuid: string; outcome: RunOutcome; adopted: boolean }
   | { kind: 'busy'; reason: string; runUuid: string }
+  | { kind: 'refused'; reason: string; runUuid: '' }
   | { kind: 'superseded'; reason: string; runUuid: string }
   | { kind: 'interrupted'; runUuid: string; reason: string }
   | { kind: 'check-deleted'; runUuid: string };
@@ -79,7 +82,12 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
     holder: cfg.holder ?? randomUUID(),
     leaseMs: settings.leaseMs,
     maxAttempts: settings.maxConflictRetries,
+    refuse: cfg.refuse,
   });
+  if (acquired.kind === 'refused') {
+    deps.log.warn('refused', { reason: acquired.reason });
+    return { kind: 'refused', reason: acquired.reason, runUuid: '' };
+  }
   if (acquired.kind === 'busy') {
     const { run } = acquired;
     deps.log.info('skipped: run in progress', { run: shortId(run.uuid), holder: run.runner });

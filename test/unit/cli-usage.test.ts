@@ -89,6 +89,8 @@ describe('one flag table', () => {
       tick: ['json', 'yaml'],
       sync: ['yaml', 'json'],
       serve: null,
+      takeover: ['json', 'yaml'],
+      handback: ['json', 'yaml'],
     });
   });
 

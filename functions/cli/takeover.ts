@@ -1,0 +1,104 @@
+import { handbackCommand, takeoverCommand } from '../../lib/commands/takeover.ts';
+import { handbackOptions, takeoverOptions } from '../../lib/config/takeover-options.ts';
+import { logPort } from '../../lib/core/log.ts';
+import { apiServerClock } from '../../lib/kube/server-clock.ts';
+import { takeoverKube } from '../../lib/takeover/kube-takeover.ts';
+import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
+import { commonFlags } from './flags.ts';
+
+const KUBE_FLAGS = commonFlags({
+  namespaces: {
+    kind: 'one',
+    help: "the Kuberhealthy Deployment's namespace (else any)",
+    refuseAll: 'refused: the command acts on one Kuberhealthy',
+  },
+  output: { values: ['json', 'yaml'], help: 'print the result as json or yaml (default: lines of text)' },
+});
+
+const PERMISSIONS =
+  'Runs with your credentials, not the runner’s: it lists Deployments in every namespace, patches the ' +
+  'Kuberhealthy Deployment, watches its pods, lists khchecks and khstates, updates khstates and removes ' +
+  'checker pods (pods/eviction).';
+
+/** `khrun takeover`: Kuberhealthy v2 to zero, its khstates khrun's. */
+export const takeover: CliCommand = {
+  spec: {
+    name: 'takeover',
+    synopsis: '[--from NAMESPACE/NAME | -n NAMESPACE]',
+    summary: 'take the checks of a running Kuberhealthy over: scale it to zero, adopt its khstates',
+    description:
+      'Scales the Kuberhealthy v2 Deployment to zero, waits for its pods to be gone, then marks every ' +
+      'khstate of its khchecks as khrun’s (results and history kept) and removes the checker pods of a run ' +
+      'it had in flight; the adopted checks are due at once. Rerun it to resume one interrupted. Exit 0: ' +
+      'taken over; 2: no single Kuberhealthy to take over, or a v3 one; 1: an API failure. ' +
+      PERMISSIONS,
+    flags: {
+      from: {
+        type: 'string',
+        value: 'NAMESPACE/NAME',
+        help: 'the Kuberhealthy Deployment (default: the only one running)',
+      },
+      ...KUBE_FLAGS,
+    },
+    env: ['KUBECONFIG', 'KHRUN_TAKEOVER_TIMEOUT_SECONDS', 'POWERTOOLS_LOG_LEVEL'],
+  },
+  async run({ values }, ctx) {
+    const options = takeoverOptions({ flags: values, env: ctx.env });
+    const log = logPort(loggerFor(options.logLevel));
+    return takeoverCommand({
+      kube: takeoverKube(options.kc),
+      clock: apiServerClock(options.kc, log),
+      log,
+      signal: signalOnTermination(),
+      output: options.output,
+      write: ctx.write,
+      ...(options.from ? { from: options.from } : {}),
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      podsGoneTimeoutMs: options.podsGoneTimeoutMs,
+    });
+  },
+};
+
+/** `khrun handback`: the way back. */
+export const handback: CliCommand = {
+  spec: {
+    name: 'handback',
+    synopsis: '[--to NAMESPACE/NAME | -n NAMESPACE]',
+    summary: 'give the checks back to the Kuberhealthy khrun took them from, and scale it back up',
+    description:
+      'Marks the khstates khrun took over as Kuberhealthy’s again (khrun run and the tick refuse them from ' +
+      'then on), waits for khrun’s runs of them still live to finish (at most until their deadlines), then ' +
+      'scales Kuberhealthy back to the replicas it had. Exit 0: handed back; 2: khrun took over no ' +
+      'Kuberhealthy (or several: name one); 1: an API failure. ' +
+      PERMISSIONS,
+    flags: {
+      to: {
+        type: 'string',
+        value: 'NAMESPACE/NAME',
+        help: 'the Kuberhealthy Deployment (default: the one khrun took over)',
+      },
+      replicas: {
+        type: 'string',
+        value: 'N',
+        help: 'replicas to restore (default: the count takeover recorded on the Deployment)',
+      },
+      ...KUBE_FLAGS,
+    },
+    env: ['KUBECONFIG', 'POWERTOOLS_LOG_LEVEL'],
+  },
+  async run({ values }, ctx) {
+    const options = handbackOptions({ flags: values, env: ctx.env });
+    const log = logPort(loggerFor(options.logLevel));
+    return handbackCommand({
+      kube: takeoverKube(options.kc),
+      clock: apiServerClock(options.kc, log),
+      log,
+      signal: signalOnTermination(),
+      output: options.output,
+      write: ctx.write,
+      ...(options.to ? { to: options.to } : {}),
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(options.replicas !== undefined ? { replicas: options.replicas } : {}),
+    });
+  },
+};

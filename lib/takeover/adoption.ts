@@ -1,0 +1,90 @@
+import type { V1Pod } from '@kubernetes/client-node';
+import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { readActiveRun } from '../state/khstate.ts';
+import type { KhCheck, KhState } from '../state/resources.ts';
+import { installRef, type KuberhealthyInstall } from './installations.ts';
+import { readOwnerMarker, withOwnerMarker } from './owner-marker.ts';
+import { foreignRunUuid } from './ownership.ts';
+
+const key = (o: { metadata: { namespace: string; name: string } }) =>
+  `${o.metadata.namespace}/${o.metadata.name}`;
+
+/**
+ * The khstates a Kuberhealthy ran, that khrun takes over (pure): those of khchecks it targets. A khstate
+ * without a khcheck (a khjob's, or an orphan v2's reaper would delete) is not a check khrun runs.
+ */
+export function statesInScope(
+  install: KuberhealthyInstall,
+  checks: readonly KhCheck[],
+  states: readonly KhState[],
+): KhState[] {
+  const checkKeys = new Set(checks.map(key));
+  return states.filter(
+    (s) => checkKeys.has(key(s)) && (install.targets === 'all' || s.metadata.namespace === install.targets),
+  );
+}
+
+/**
+ * The khstate taken over: the owner mark, and nothing else. v2's spec (OK, Errors, LastRun, RunDuration,
+ * AuthoritativePod, uuid) stays as Kuberhealthy wrote it, so the status page, metrics and history go on
+ * from it; khrun's next run is due at once (a khstate no run of khrun's started is due), which also
+ * replaces the run Kuberhealthy had in flight. Undefined when already taken over from this install.
+ */
+export function adoptedState(
+  state: KhState,
+  install: KuberhealthyInstall,
+  nowMs: number,
+): KhState | undefined {
+  const marker = readOwnerMarker(state);
+  if (marker?.owner === 'khrun' && marker.from === installRef(install) && !foreignRunUuid(state, marker))
+    return undefined;
+  return withOwnerMarker(state, {
+    owner: 'khrun',
+    from: installRef(install),
+    atMs: nowMs,
+    uuid: state.spec?.uuid ?? '',
+  });
+}
+
+/**
+ * The checker pods of a run Kuberhealthy had in flight when it was scaled down (pure): not finished, and
+ * of the run spec.uuid names, which is not one of khrun's. Their reports would go to a daemon that is
+ * gone (v2 waits for them until the check's timeout); removing them lets khrun's next run start now.
+ */
+export function orphanedPods(state: KhState, pods: readonly V1Pod[]): V1Pod[] {
+  const uuid = foreignRunUuid(state, undefined);
+  if (!uuid) return [];
+  return pods.filter(
+    (p) =>
+      p.metadata?.labels?.[RUN_ID_LABEL] === uuid &&
+      p.status?.phase !== 'Succeeded' &&
+      p.status?.phase !== 'Failed',
+  );
+}
+
+/** The khstate handed back (pure), or undefined when khrun did not take it over from this install. */
+export function handedBackState(
+  state: KhState,
+  install: KuberhealthyInstall,
+  nowMs: number,
+): KhState | undefined {
+  const marker = readOwnerMarker(state);
+  if (marker?.owner !== 'khrun' || marker.from !== installRef(install)) return undefined;
+  return withOwnerMarker(state, { owner: 'kuberhealthy', to: installRef(install), atMs: nowMs });
+}
+
+/**
+ * The runs of khrun still live on handed-back khstates (pure): handback waits for these to be recorded
+ * (or to pass their deadline) before Kuberhealthy starts, so no check runs twice at once.
+ */
+export function liveRuns(
+  states: readonly KhState[],
+  nowMs: number,
+): { check: string; uuid: string; deadlineMs: number }[] {
+  return states.flatMap((s) => {
+    const run = readActiveRun(s);
+    return run && nowMs < run.deadlineMs
+      ? [{ check: key(s), uuid: run.uuid, deadlineMs: run.deadlineMs }]
+      : [];
+  });
+}

@@ -1,0 +1,74 @@
+import { readKhState } from '../state/khstate.ts';
+import type { KhState } from '../state/resources.ts';
+import { type OwnerMarker, readOwnerMarker } from './owner-marker.ts';
+
+/**
+ * Whether khrun may run a check, decided from its khstate alone (pure): the read the run's claim makes
+ * anyway, so the guard costs no API request.
+ *
+ * Kuberhealthy v2 leaves a plain mark on every run: it writes the khstate's spec.uuid with its own run's
+ * UUID before it creates the checker pod, and AuthoritativePod with its pod's name when it records. khrun
+ * writes spec.uuid too, but always together with its own annotations (the active run, then the last
+ * outcome), so a spec.uuid that none of khrun's records names is a run of someone else's.
+ *
+ * Gap: a Kuberhealthy that has not yet started a run of the check leaves no trace; khrun then runs it,
+ * and refuses from Kuberhealthy's first run on (at most one run of each done by both).
+ */
+export type Ownership =
+  | { kind: 'khrun'; why: 'no-kuberhealthy-run' | 'taken-over' | 'forced' }
+  | {
+      kind: 'kuberhealthy';
+      why: 'kuberhealthy-ran-last' | 'handed-back' | 'kuberhealthy-resumed';
+      /** The Kuberhealthy pod that recorded last (AuthoritativePod); '' when it has not recorded yet. */
+      pod: string;
+      /** namespace/name of its Deployment, when the owner mark names it. */
+      deployment?: string;
+      /** The foreign run UUID found in spec.uuid (the refusal message shows only its first 8 characters). */
+      runUuid: string;
+    };
+
+export function decideOwnership(state: KhState | null, opts: { takeOver: boolean }): Ownership {
+  if (opts.takeOver) return { kind: 'khrun', why: 'forced' };
+  if (!state) return { kind: 'khrun', why: 'no-kuberhealthy-run' };
+  const marker = readOwnerMarker(state);
+  const model = readKhState(state);
+  const pod = model.spec.AuthoritativePod;
+  if (marker?.owner === 'kuberhealthy') {
+    return { kind: 'kuberhealthy', why: 'handed-back', pod, deployment: marker.to, runUuid: model.spec.uuid };
+  }
+  const foreign = foreignRunUuid(state, marker);
+  if (foreign === undefined) {
+    return { kind: 'khrun', why: marker ? 'taken-over' : 'no-kuberhealthy-run' };
+  }
+  return {
+    kind: 'kuberhealthy',
+    why: marker ? 'kuberhealthy-resumed' : 'kuberhealthy-ran-last',
+    pod,
+    ...(marker ? { deployment: marker.from } : {}),
+    runUuid: foreign,
+  };
+}
+
+/**
+ * spec.uuid when no record of khrun's (active run, accepted report, last outcome, and the take-over mark
+ * given) names it. Without the mark: the run Kuberhealthy last started, even on a khstate taken over.
+ */
+export function foreignRunUuid(state: KhState, marker: OwnerMarker | undefined): string | undefined {
+  const model = readKhState(state);
+  const uuid = model.spec.uuid;
+  if (!uuid) return undefined;
+  const known = [
+    model.run?.uuid,
+    model.report?.uuid,
+    model.lastOutcome?.uuid,
+    marker?.owner === 'khrun' ? marker.uuid : undefined,
+  ];
+  return known.includes(uuid) ? undefined : uuid;
+}
+
+/** The refusal as a value a runner returns: why, in words, and what to do. */
+export interface Refusal {
+  kind: 'refused';
+  reason: string;
+  ownership: Extract<Ownership, { kind: 'kuberhealthy' }>;
+}

@@ -1,0 +1,31 @@
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import type { KhStateStore } from '../kube/cas.ts';
+import type { PodRemoval } from '../kube/eviction-fallback.ts';
+import type { KhCheck, KhState } from '../state/resources.ts';
+import type { KuberhealthyInstall, TakeoverRecord } from './installations.ts';
+
+/**
+ * What `khrun takeover` and `khrun handback` need from the API server (the real one is kube-takeover.ts).
+ * These run with the operator's credentials, not the runner's: scaling another namespace's Deployment is
+ * theirs to do.
+ */
+export interface TakeoverKube extends KhStateStore {
+  /** Every Deployment in the cluster: Kuberhealthy is found by its pod template (installations.ts). */
+  listDeployments(): Promise<V1Deployment[]>;
+  /** Sets spec.replicas and the takeover record (null removes it) in one write. */
+  scale(install: KuberhealthyInstall, replicas: number, record: TakeoverRecord | null): Promise<void>;
+  /** Resolves once no pod of the install is left (watched, not polled); rejects at the deadline. */
+  waitForPodsGone(
+    install: KuberhealthyInstall,
+    opts: { timeoutMs: number; signal: AbortSignal },
+  ): Promise<void>;
+  listChecks(): Promise<KhCheck[]>;
+  listStates(): Promise<KhState[]>;
+  /** Resolves with the first value decide returns over the watched khstates; rejects at the deadline. */
+  waitForStates<R>(
+    decide: (states: KhState[]) => R | undefined,
+    opts: { timeoutMs: number; signal: AbortSignal; description: string },
+  ): Promise<R>;
+  listCheckPods(namespace: string, checkName: string): Promise<V1Pod[]>;
+  removePod(namespace: string, name: string, uid?: string): Promise<PodRemoval>;
+}

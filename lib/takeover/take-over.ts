@@ -1,0 +1,90 @@
+import type { Clock } from '../core/clock.ts';
+import type { Log } from '../core/log.ts';
+import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
+import type { KhState } from '../state/resources.ts';
+import { adoptedState, orphanedPods, statesInScope } from './adoption.ts';
+import { findKuberhealthy, installRef, type KuberhealthyInstall } from './installations.ts';
+import type { TakeoverKube } from './port.ts';
+import { selectInstall } from './select-install.ts';
+
+export interface TakeoverDeps {
+  kube: TakeoverKube;
+  clock: Clock;
+  log: Log;
+}
+
+export type TakeoverResult =
+  | {
+      kind: 'taken-over';
+      install: KuberhealthyInstall;
+      /** Replicas it had (restored by handback). */
+      replicas: number;
+      adopted: string[];
+      /** Checks whose run Kuberhealthy had in flight: its orphaned pods removed. */
+      closedRuns: string[];
+      /** Already taken over by an earlier takeover. */
+      unchanged: string[];
+    }
+  | { kind: 'not-found' | 'unsupported'; message: string };
+
+const ref = (s: KhState) => `${s.metadata.namespace}/${s.metadata.name}`;
+
+/**
+ * `khrun takeover`: Kuberhealthy scaled to zero, its pods gone (watched), then its khstates adopted with
+ * their results, and the checker pods of runs it had in flight removed. The order is the guarantee: no
+ * khstate is marked for khrun while a Kuberhealthy pod can still run its check, so no check runs twice; the
+ * adopted checks are due at once, so none waits more than an interval. Rerunning it resumes a takeover
+ * interrupted midway (every step is idempotent).
+ */
+export async function takeOver(
+  deps: TakeoverDeps,
+  opts: { from?: string; namespace?: string; podsGoneTimeoutMs: number; signal: AbortSignal },
+): Promise<TakeoverResult> {
+  const selected = selectInstall(findKuberhealthy(await deps.kube.listDeployments()), {
+    named: opts.from,
+    namespace: opts.namespace,
+    want: 'running',
+  });
+  if (selected.kind !== 'found') return { kind: 'not-found', message: selected.message };
+  const install = selected.install;
+  if (install.line === 'v3') {
+    return {
+      kind: 'unsupported',
+      message: `${installRef(install)} is Kuberhealthy v3: it runs HealthCheck resources, which khrun takeover does not adopt yet; it was left running`,
+    };
+  }
+  const replicas = install.takenOver?.replicas ?? install.replicas;
+  if (install.replicas > 0 || !install.takenOver) {
+    await deps.kube.scale(install, 0, { replicas, atMs: deps.clock.nowMs() });
+    deps.log.info('kuberhealthy scaled to zero', { kuberhealthy: installRef(install), replicas });
+  }
+  await deps.kube.waitForPodsGone(install, { timeoutMs: opts.podsGoneTimeoutMs, signal: opts.signal });
+  deps.log.info('kuberhealthy pods gone', { kuberhealthy: installRef(install) });
+
+  const [checks, states] = await Promise.all([deps.kube.listChecks(), deps.kube.listStates()]);
+  const result = { adopted: [] as string[], closedRuns: [] as string[], unchanged: [] as string[] };
+  for (const listed of statesInScope(install, checks, states)) {
+    const adopted = await updateKhStateWithRetry<KhState | undefined>(deps.kube, listed.metadata, {
+      writer: 'takeover',
+      maxAttempts: 4,
+      log: deps.log,
+      initial: listed,
+      decide: (state) => {
+        const next = state && adoptedState(state, install, deps.clock.nowMs());
+        return next ? write(next, (written) => written) : done(undefined);
+      },
+    });
+    if (!adopted) {
+      result.unchanged.push(ref(listed));
+      continue;
+    }
+    result.adopted.push(ref(listed));
+    const pods = await deps.kube.listCheckPods(listed.metadata.namespace, listed.metadata.name);
+    const orphans = orphanedPods(adopted, pods);
+    for (const pod of orphans)
+      await deps.kube.removePod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', pod.metadata?.uid);
+    if (orphans.length) result.closedRuns.push(ref(listed));
+    deps.log.info('khstate taken over', { check: ref(listed), orphanedPods: orphans.length });
+  }
+  return { kind: 'taken-over', install, replicas, ...result };
+}
