@@ -1,6 +1,6 @@
 import { validateCheck } from '../check/validate-check.ts';
 import { parseGoDuration } from '../core/duration.ts';
-import type { ValidCheck } from '../state/resources.ts';
+import type { KhCheck, ValidCheck } from '../state/resources.ts';
 import { checkViewOf } from './check-view.ts';
 import { HC_DEFAULT_RUN_INTERVAL, HC_DEFAULT_TIMEOUT, type HealthCheck } from './resources.ts';
 
@@ -92,6 +92,30 @@ export function validateHealthCheck(hc: HealthCheck): HealthCheckValidation {
       singleRunOnly: spec.singleRunOnly === true,
       source: hc,
       check: view.check,
+    },
+  };
+}
+
+/**
+ * The khcheck lib/run reads for hc: the resolved view when hc is valid; else a view with hc's own values
+ * (durations resolved where they can be), which the khcheck validator refuses in turn, so the run records
+ * the problem as an invalid check, as for a khcheck.
+ */
+export function runnableViewOf(hc: HealthCheck): KhCheck {
+  const valid = validateHealthCheck(hc);
+  if (valid.ok) return valid.check.check.source;
+  const timeout = readDuration('timeout', hc.spec?.timeout);
+  const runInterval = readDuration('runInterval', hc.spec?.runInterval);
+  const view = checkViewOf(hc, {
+    timeoutMs: timeout.ok ? timeout.ms : 0,
+    runIntervalMs: runInterval.ok ? runInterval.ms : 0,
+  });
+  return {
+    ...view,
+    spec: {
+      ...view.spec,
+      ...(timeout.ok ? {} : { timeout: String(hc.spec?.timeout) }),
+      ...(runInterval.ok ? {} : { runInterval: String(hc.spec?.runInterval) }),
     },
   };
 }

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { apiServerClock } from '../kube/server-clock.ts';
+import { CHECK_PATH, signedCheckUrl } from '../report/check-url.ts';
+import { DEFAULT_MAX_BODY_BYTES, type RunningServer, startReportServer } from '../report/http-server.ts';
+import { kubeCallerLookup } from '../report/kube-lookup.ts';
+import { type ReportingUrl, randomReportKey } from '../report/report-token.ts';
+import { httpEndpointProbe } from '../run/endpoint-probe.ts';
+import type { RunCheckOptions } from '../run/invocation.ts';
+import { type IterationResult, runIteration } from '../run/iteration.ts';
+import { healthCheckEventSink } from './events.ts';
+import { healthCheckApi } from './healthcheck-api.ts';
+import { healthCheckPort } from './healthcheck-port.ts';
+import { healthCheckReportRoute } from './report-route.ts';
+
+/** A report URL's /check twin: v3's client takes no other path, so a configured path prefix is dropped. */
+export function checkUrlOf(reportUrl: string): string {
+  const url = new URL(reportUrl);
+  url.pathname = CHECK_PATH;
+  url.search = '';
+  return url.toString();
+}
+
+/**
+ * One invocation of the runner for a HealthCheck: runIteration over the HealthCheck port, checker pods
+ * reporting to `/check` (v3's path), either at this process's own endpoint (a key of its own, signed URLs
+ * only) or at the configured endpoint's /check (signed with the deployment's key when there is one, else
+ * bare, looked up by kh-run-uuid as v3 does). Everything it started is stopped on return.
+ */
+export async function runHealthCheck(opts: RunCheckOptions): Promise<IterationResult> {
+  const clock = apiServerClock(opts.kc, opts.log);
+  const api = healthCheckApi(opts.kc);
+  const kube = healthCheckPort(api);
+  let server: RunningServer | undefined;
+  try {
+    let reportingUrl: ReportingUrl;
+    if (opts.report.kind === 'external') {
+      const { key } = opts.report;
+      const base = checkUrlOf(opts.report.url);
+      reportingUrl = key ? (run) => signedCheckUrl(base, key, run) : base;
+    } else {
+      const key = randomReportKey();
+      const access = { key, unsigned: 'refuse' as const, scope: { namespaces: [opts.namespace] } };
+      const maxBodyBytes = opts.report.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+      server = await startReportServer(
+        {
+          lookup: kubeCallerLookup(opts.kc, { namespaces: [opts.namespace] }),
+          state: { read: kube.readState, replace: kube.replaceState },
+          clock,
+          log: opts.log,
+          server: opts.runner,
+        },
+        {
+          host: opts.report.host,
+          port: opts.report.port,
+          maxBodyBytes,
+          access,
+          extraRoutes: healthCheckReportRoute({
+            api,
+            port: kube,
+            access,
+            clock,
+            log: opts.log,
+            server: opts.runner,
+            maxBodyBytes,
+          }),
+        },
+      );
+      const base = checkUrlOf(server.url);
+      reportingUrl = (run) => signedCheckUrl(base, key, run);
+    }
+    return await runIteration(
+      {
+        kube,
+        clock,
+        ids: { runUuid: randomUUID },
+        log: opts.log,
+        events: healthCheckEventSink(opts.kc),
+        endpoints: httpEndpointProbe,
+      },
+      {
+        namespace: opts.namespace,
+        checkName: opts.checkName,
+        runner: opts.runner,
+        holder: `${opts.runner}/${randomUUID()}`,
+        hostsReports: opts.report.kind === 'hosted',
+        reportingUrl,
+        signal: opts.signal,
+        timings: opts.timings,
+        leaseMs: opts.leaseMs,
+        keepFinishedPods: opts.keepFinishedPods,
+        onPhase: opts.onPhase,
+      },
+    );
+  } finally {
+    await server?.close();
+  }
+}
