@@ -5,6 +5,7 @@ import { syncCommand } from '../../lib/commands/sync.ts';
 import { tickCommand } from '../../lib/commands/tick.ts';
 import { placeholderRunnerTemplate, type RunnerTemplateRef } from '../../lib/config/runner-template.ts';
 import { syncOptions } from '../../lib/config/sync-options.ts';
+import { takeOverSetting } from '../../lib/config/takeover-options.ts';
 import { tickOptions } from '../../lib/config/tick-options.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { ApiErrorKind, classifyApiError } from '../../lib/kube/errors.ts';
@@ -77,6 +78,7 @@ export const tick: CliCommand = {
       'AWS_REGION',
       'KHRUN_FIRST_RUN_JITTER',
       'KHRUN_DISPATCH_TTL',
+      'KHRUN_TAKE_OVER',
       'KHRUN_NAMESPACE',
       'POD_NAMESPACE',
       'POD_NAME',
@@ -107,6 +109,7 @@ export const tick: CliCommand = {
       scope: options.scope,
       identity: options.identity,
       timings: options.timings,
+      takeOver: takeOverSetting({ flags: {}, env: ctx.env }),
       clock: apiServerClock(kc, log),
       output: options.output,
       log,

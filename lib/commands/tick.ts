@@ -12,6 +12,8 @@ export interface TickCommandOptions {
   scope: NamespaceScope;
   identity: string;
   timings?: DueTimings;
+  /** Dispatch checks a Kuberhealthy runs too (KHRUN_TAKE_OVER). */
+  takeOver?: boolean;
   /** The API server's (kube/server-clock.ts): due times are compared with times other machines wrote. */
   clock: Clock;
   output: 'text' | 'json' | 'yaml';
@@ -30,6 +32,8 @@ function entryLine(e: TickEntry, nowMs: number): string {
       return `${e.check}: dispatched ${e.ref} (${e.decision.reason})`;
     case 'failed':
       return `${e.check}: dispatch FAILED (${e.error})`;
+    case 'refused':
+      return `${e.check}: refused: ${e.error}`;
     case 'lost':
       return `${e.check}: dispatched by another tick${e.ref ? ` (${e.ref})` : ''}`;
     case 'not-due': {
@@ -43,7 +47,7 @@ function entryLine(e: TickEntry, nowMs: number): string {
 export async function tickCommand(opts: TickCommandOptions): Promise<number> {
   const entries = await runTick(
     { kube: opts.kube, dispatcher: opts.dispatcher, clock: opts.clock, log: opts.log },
-    { scope: opts.scope, identity: opts.identity, timings: opts.timings },
+    { scope: opts.scope, identity: opts.identity, timings: opts.timings, takeOver: opts.takeOver },
   );
   const nowMs = opts.clock.nowMs();
   if (opts.output !== 'text') opts.write(formatDocument({ entries }, opts.output));

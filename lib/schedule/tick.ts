@@ -10,6 +10,7 @@ import {
 } from '../state/dispatch-claim.ts';
 import { newKhState } from '../state/khstate.ts';
 import type { KhCheck, KhState } from '../state/resources.ts';
+import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings, decideDue } from './due.ts';
 import type { CheckRef } from './run-job.ts';
 import { scheduleOf } from './schedule-of.ts';
@@ -35,7 +36,7 @@ export interface Dispatcher {
 export type TickEntry = {
   check: string;
   decision: DueDecision;
-  result: 'dispatched' | 'not-due' | 'lost' | 'failed';
+  result: 'dispatched' | 'not-due' | 'lost' | 'failed' | 'refused';
   ref?: string;
   error?: string;
 };
@@ -46,6 +47,8 @@ export interface TickConfig {
   identity: string;
   timings?: DueTimings;
   maxAttempts?: number;
+  /** Dispatch checks a Kuberhealthy runs too (KHRUN_TAKE_OVER); else they are skipped as 'refused'. */
+  takeOver?: boolean;
 }
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -84,6 +87,13 @@ export async function runTick(
         timings,
       });
     const listed = stateByKey.get(ref) ?? null;
+    const refusal = kuberhealthyGuard({ namespace, name }, { takeOver: cfg.takeOver ?? false })?.(listed);
+    if (refusal !== undefined) {
+      // The runner would refuse it too (exit 2): sending it would only make a failed Job each interval.
+      log.warn('refused: a Kuberhealthy runs it', { check: ref });
+      entries.push({ check: ref, decision: decide(listed), result: 'refused', error: refusal });
+      continue;
+    }
     const first = decide(listed);
     if (!first.due) {
       entries.push({ check: ref, decision: first, result: 'not-due' });
