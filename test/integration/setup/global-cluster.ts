@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { resolveKubectl } from '../../../lib/local/binaries.ts';
 import { type LocalCluster, startLocalCluster } from '../../../lib/local/cluster.ts';
+import { kuberhealthyV2ImageMap } from '../../../lib/local/kuberhealthy-v2.ts';
 import { goCheckerBinary } from '../helpers/khrun.ts';
 
 declare module 'vitest' {
@@ -27,6 +28,13 @@ export async function setup(project: TestProject): Promise<void> {
   const started = Date.now();
   const cacheDir =
     process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun');
+  // Kuberhealthy v2.7.1's daemon and check programs, built (or found cached) before the cluster starts, so
+  // their images run unedited from the module's own YAMLs (test/integration/compat, helpers/kuberhealthy-v2.ts).
+  const kuberhealthyV2 = await kuberhealthyV2ImageMap({
+    cacheDir,
+    buildDir: join(root, 'infra/build'),
+    onProgress: (line) => console.log(`[build] ${line}`),
+  });
   cluster = await startLocalCluster({
     kubebuilderAssets: process.env.KUBEBUILDER_ASSETS || undefined,
     cacheDir:
@@ -36,7 +44,7 @@ export async function setup(project: TestProject): Promise<void> {
     // Pods of the image `khrun` (infra/deploy, the chart) run the test build (helpers/deploy.ts).
     khrunDistDir: join(root, '.khrun/test-dist'),
     // Checker pods of `node` images may leave out command (args only), as the image's entrypoint is node.
-    imageMap: [{ image: 'node', entrypoint: [process.execPath], cmd: [] }],
+    imageMap: [{ image: 'node', entrypoint: [process.execPath], cmd: [] }, ...kuberhealthyV2],
     onProgress: (line) => console.log(`[local cluster] ${line}`),
   });
   console.log(
