@@ -1,6 +1,7 @@
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import type { BuildOptions } from 'esbuild';
 
 /**
  * The ESM bundles need `require` for the CommonJS code they inline (node-fetch asks for "stream" at run
@@ -52,24 +53,15 @@ export async function discoverEntries(root: string): Promise<BundleEntry[]> {
 }
 
 /**
- * Bundles each entry into one minified ESM file for Node 20 with a linked source map, and writes the
- * esbuild metafile (meta.json) for size analysis. The output directory is emptied of old bundles first.
+ * The esbuild options of every khrun bundle: one minified ESM file per entry for Node 20, a linked source
+ * map and a metafile. The deployable bundles (dist/) and the checkout's CLI bundle (checkout-bundle.ts)
+ * share them, so `npx khrun` runs the code the image runs.
  */
-export async function buildBundles(opts: {
-  root: string;
-  outdir: string;
-  entries?: BundleEntry[];
-}): Promise<BuildResult> {
-  // Loaded lazily: the CLI bundle marks esbuild external, and only this command needs it.
-  const esbuild = await import('esbuild');
-  const entries = opts.entries ?? (await discoverEntries(opts.root));
-  for (const old of await readdir(opts.outdir).catch(() => [] as string[])) {
-    if (/\.mjs(\.map)?$/.test(old) || old === 'meta.json') await rm(join(opts.outdir, old), { force: true });
-  }
-  const result = await esbuild.build({
-    absWorkingDir: opts.root,
+export function esbuildOptions(root: string, entries: readonly BundleEntry[], outdir: string) {
+  return {
+    absWorkingDir: root,
     entryPoints: entries.map((e) => ({ in: e.source, out: e.name })),
-    outdir: opts.outdir,
+    outdir,
     outExtension: { '.js': '.mjs' },
     bundle: true,
     platform: 'node',
@@ -84,7 +76,25 @@ export async function buildBundles(opts: {
     banner: { js: CREATE_REQUIRE_BANNER },
     external: [...BUNDLE_EXTERNALS],
     logLevel: 'silent',
-  });
+  } satisfies BuildOptions;
+}
+
+/**
+ * Bundles each entry into one minified ESM file for Node 20 with a linked source map, and writes the
+ * esbuild metafile (meta.json) for size analysis. The output directory is emptied of old bundles first.
+ */
+export async function buildBundles(opts: {
+  root: string;
+  outdir: string;
+  entries?: BundleEntry[];
+}): Promise<BuildResult> {
+  // Loaded lazily: the CLI bundle marks esbuild external, and only this command needs it.
+  const esbuild = await import('esbuild');
+  const entries = opts.entries ?? (await discoverEntries(opts.root));
+  for (const old of await readdir(opts.outdir).catch(() => [] as string[])) {
+    if (/\.mjs(\.map)?$/.test(old) || old === 'meta.json') await rm(join(opts.outdir, old), { force: true });
+  }
+  const result = await esbuild.build(esbuildOptions(opts.root, entries, opts.outdir));
   const metafilePath = join(opts.outdir, 'meta.json');
   await writeFile(metafilePath, JSON.stringify(result.metafile));
   const bundles: BuiltBundle[] = [];

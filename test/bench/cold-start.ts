@@ -1,8 +1,9 @@
 import { execFile, spawn } from 'node:child_process';
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { type KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { readStamp, staleReason } from '../../lib/build/checkout-stamp.mjs';
 import { countRequests, waitForAuditFlush } from './audit.ts';
 import { type BenchCluster, repoRoot } from './bench-cluster.ts';
 import { type Summary, summarize } from './stats.ts';
@@ -16,9 +17,8 @@ export interface BundleFigure {
 }
 
 /** Each bundle's size and the time to import it in a fresh Node process (module load only). */
-export async function measureBundles(reps: number): Promise<BundleFigure[]> {
-  const dist = join(repoRoot, 'dist');
-  const files = (await readdir(dist).catch(() => [] as string[])).filter((f) => f.endsWith('.mjs'));
+export async function measureBundles(reps: number, dist: string): Promise<BundleFigure[]> {
+  const files = (await readdir(dist)).filter((f) => f.endsWith('.mjs'));
   const figures: BundleFigure[] = [];
   for (const file of files) {
     const path = join(dist, file);
@@ -41,46 +41,124 @@ export async function measureBundles(reps: number): Promise<BundleFigure[]> {
   return figures;
 }
 
+/** One way to start `khrun run`: what a person types, or what a Job or the benchmark spawns. */
+interface CliEntry {
+  name: string;
+  argv: string[];
+  /** Before each sample: e.g. forget the checkout bundle's stamp, as a source edit does. */
+  before?: () => Promise<void>;
+}
+
+export interface CliStartFigure {
+  name: string;
+  argv: string;
+  /** Spawn to the first API request the API server received from the process (its audit log). */
+  firstRequestMs: Summary;
+  /** Spawn to exit: the whole `khrun run` of a check that reports at once. */
+  exitMs: Summary;
+  /** functions/khrun.mjs only: samples that rebuilt the checkout bundle, or ran from source (lock held). */
+  launcherPaths?: Record<string, number>;
+}
+
+const STAMP = join(repoRoot, '.khrun/cli.json');
+
 /**
- * `khrun run`'s time from process spawn to its first API request, as the API server's audit log saw it.
- * The entrypoint is the bundle when built (dist/khrun.mjs), else the TypeScript CLI through tsx.
+ * `khrun run --check CHECK` started each way a person or a deployment starts it, reps times each, one
+ * process at a time: spawn to first API request and spawn to exit. functions/khrun.mjs is measured with its
+ * bundle current (samples where it had to rebuild, because a source changed during the benchmark, are
+ * counted apart) and after a source change (its stamp removed before each sample: rebuild, then run).
  */
-export async function measureTimeToFirstRequest(
+export async function measureCliStart(
   bench: BenchCluster,
   user: { kc: KubeConfig; username: string },
   check: string,
-  reps: number,
-): Promise<{ entry: string; ms: Summary }> {
-  const bundle = join(repoRoot, 'dist/khrun.mjs');
-  const entry = (await stat(bundle).catch(() => undefined)) ? bundle : join(repoRoot, 'functions/khrun.mjs');
+  opts: { reps: number; dist: string; log: (line: string) => void },
+): Promise<{ how: string; entries: CliStartFigure[] }> {
   const kubeconfig = join(bench.cluster.dir, `bench-${user.username.split(':').pop()}.kubeconfig`);
   await writeFile(kubeconfig, user.kc.exportConfig(), { mode: 0o600 });
-  const samples: number[] = [];
-  for (let i = 0; i < reps; i++) {
-    const spawnedAtMs = Date.now();
-    await new Promise<void>((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        [entry, 'run', '--check', check, '--namespace', bench.namespace],
-        {
-          env: {
-            ...process.env,
-            KUBECONFIG: kubeconfig,
-            KHRUN_REPORT_HOST: bench.cluster.hostIp,
-            POWERTOOLS_LOG_LEVEL: 'ERROR',
-          },
-          stdio: 'ignore',
-        },
-      );
-      child.once('error', reject);
-      child.once('exit', () => resolve());
+  const args = ['run', '--check', check, '--namespace', bench.namespace];
+  const launcher = join(repoRoot, 'functions/khrun.mjs');
+  const entries: CliEntry[] = [
+    {
+      name: 'node <bench build>/khrun.mjs (the bundle, as the image runs it)',
+      argv: [process.execPath, join(opts.dist, 'khrun.mjs')],
+    },
+    { name: 'npx khrun (checkout bundle current)', argv: ['npx', 'khrun'] },
+    { name: 'node functions/khrun.mjs (checkout bundle current)', argv: [process.execPath, launcher] },
+    {
+      name: 'node functions/khrun.mjs after a source change (rebuilds the checkout bundle, then runs it)',
+      argv: [process.execPath, launcher],
+      before: () => rm(STAMP, { force: true }),
+    },
+    {
+      name: 'node --import tsx functions/cli.ts (from source, as functions/khrun.mjs ran before issue 15)',
+      argv: [process.execPath, '--import', 'tsx', join(repoRoot, 'functions/cli.ts')],
+    },
+  ];
+  // The checkout bundle built once before its figures, so that the first sample is not a build.
+  await spawnRun([process.execPath, launcher, 'help'], kubeconfig);
+  const figures: CliStartFigure[] = [];
+  for (const entry of entries) {
+    opts.log(`  ${entry.name}: ${opts.reps} runs`);
+    const first: number[] = [];
+    const exit: number[] = [];
+    const paths: Record<string, number> = {};
+    const viaLauncher = entry.argv[0] === 'npx' || entry.argv.includes(launcher);
+    for (let i = 0; i < opts.reps; i++) {
+      await entry.before?.();
+      const stamp = readStamp(repoRoot);
+      const current = stamp !== undefined && staleReason(repoRoot, stamp) === undefined;
+      const spawnedAtMs = Date.now();
+      await spawnRun([...entry.argv, ...args], kubeconfig, bench.cluster.hostIp);
+      const exitedAtMs = Date.now();
+      const after = readStamp(repoRoot)?.bundle;
+      const path = current ? 'bundle current' : after && after !== stamp?.bundle ? 'rebuilt' : 'from source';
+      paths[path] = (paths[path] ?? 0) + 1;
+      // A sample that had to rebuild (a source changed during the benchmark) is no figure of a current bundle.
+      if (viaLauncher && !entry.before && path !== 'bundle current') continue;
+      const markerAtMs = Date.now();
+      await user.kc.makeApiClient(VersionApi).getCode();
+      await waitForAuditFlush(bench.auditLog, user.username, markerAtMs);
+      const counted = await countRequests(bench.auditLog, user.username, spawnedAtMs, exitedAtMs);
+      if (counted.firstAtMs === undefined) throw new Error(`${entry.name}: no API request seen`);
+      first.push(counted.firstAtMs - spawnedAtMs);
+      exit.push(exitedAtMs - spawnedAtMs);
+    }
+    figures.push({
+      name: entry.name,
+      argv: [...entry.argv, ...args].join(' ').replaceAll(`${repoRoot}/`, ''),
+      firstRequestMs: summarize(first),
+      exitMs: summarize(exit),
+      ...(viaLauncher ? { launcherPaths: paths } : {}),
     });
-    const endMs = Date.now();
-    const markerAtMs = Date.now();
-    await user.kc.makeApiClient((await import('@kubernetes/client-node')).VersionApi).getCode();
-    await waitForAuditFlush(bench.auditLog, user.username, markerAtMs);
-    const counted = await countRequests(bench.auditLog, user.username, spawnedAtMs, endMs);
-    if (counted.firstAtMs !== undefined) samples.push(counted.firstAtMs - spawnedAtMs);
   }
-  return { entry: entry.replace(`${repoRoot}/`, ''), ms: summarize(samples) };
+  return {
+    how: `each entry spawned ${opts.reps} times in turn from the checkout (cwd), one process at a time, node ${process.version}; khrun run --check of a check whose checker reports at once, against the local cluster; first request from the API server's audit log (the CLI's own ServiceAccount), exit from the parent's wall clock; the API server's and this process's clocks are the same machine's`,
+    entries: figures,
+  };
+}
+
+/** Spawns one `khrun` process to completion; a non-zero exit fails the benchmark (nothing was measured). */
+async function spawnRun(argv: string[], kubeconfig: string, reportHost?: string): Promise<void> {
+  const [command = process.execPath, ...rest] = argv;
+  await new Promise<void>((resolve, reject) => {
+    let stderr = '';
+    const child = spawn(command, rest, {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        KUBECONFIG: kubeconfig,
+        ...(reportHost ? { KHRUN_REPORT_HOST: reportHost } : {}),
+        POWERTOOLS_LOG_LEVEL: 'ERROR',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000);
+    });
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${argv.join(' ')} exited ${code}:\n${stderr}`)),
+    );
+  });
 }

@@ -1,24 +1,42 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, homedir, totalmem, type } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot, startBenchCluster } from './bench-cluster.ts';
-import { measureBundles, measureTimeToFirstRequest } from './cold-start.ts';
+import { buildForBench } from './build-for-bench.ts';
+import { type CliStartFigure, measureBundles, measureCliStart } from './cold-start.ts';
 import { createBenchCheck, type IterationSample, measureIteration } from './overhead.ts';
 import { pollingIteration } from './polling-baseline.ts';
 import { deployForScale, measureScale, type ScaleFigure } from './scale.ts';
 import { measureServeMemory, type ServeMemoryFigure } from './serve-memory.ts';
 import { fmtMs, type Summary, summarize } from './stats.ts';
 
-// npm run bench [-- --quick]: khrun's cost per iteration, in time and API requests, against the local
-// cluster, beside a v2-style polling baseline. Prints a table and writes bench/results.json.
-// Never fails on a figure: it fails only when something it measures did not work.
+// npm run bench [-- --quick] [-- --only SECTION,...]: khrun's cost per iteration, in time and API requests,
+// against the local cluster, beside a v2-style polling baseline. Prints a table and writes bench/results.json.
+// It builds what it measures first (into .khrun/bench-dist, never a dist/ left by an earlier build) and
+// records the build's identity. --only measures the named sections and replaces just those in the results
+// file, noting when and from which build (meta.updates). Never fails on a figure: it fails only when
+// something it measures did not work.
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false } } });
+const SECTIONS = ['overhead', 'polling', 'cli-start', 'scale', 'serve-memory'] as const;
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+});
 const quick = values.quick ?? false;
+const only = values.only?.split(',').map((s) => s.trim());
+for (const name of only ?? []) {
+  if (!(SECTIONS as readonly string[]).includes(name))
+    throw new Error(`--only ${name}: no such section; the sections are ${SECTIONS.join(', ')}`);
+}
+const measures = (section: (typeof SECTIONS)[number]) => !only || only.includes(section);
 const iterations = quick ? 5 : 30;
 const pollingRuns = quick ? 1 : 3;
 const log = (line: string) => process.stderr.write(`${line}\n`);
+
+log('building the bundles it measures');
+const dist = join(repoRoot, '.khrun/bench-dist');
+const build = await buildForBench(repoRoot, dist);
+log(`  ${build.commit.slice(0, 12)}${build.dirty ? ` + ${build.dirtyPaths.length} changed files` : ''}`);
 
 const containerTimes = new Map<string, { startedAtMs: number; finishedAtMs: number }>();
 const processes: Array<{
@@ -44,7 +62,11 @@ const bench = await startBenchCluster(log, (line, fields) => {
     }
   }
 });
-const results: Record<string, unknown> = {};
+const resultsFile = join(repoRoot, 'bench', quick ? 'results-quick.json' : 'results.json');
+// --only replaces sections of the last results; a full run starts afresh.
+const results: Record<string, unknown> = only
+  ? (JSON.parse(await readFile(resultsFile, 'utf8').catch(() => '{}')) as Record<string, unknown>)
+  : {};
 try {
   const runner = await bench.userKubeConfig('khrun-runner');
   const poller = await bench.userKubeConfig('v2-poller');
@@ -53,76 +75,89 @@ try {
   await createBenchCheck(bench, 'polled');
   await createBenchCheck(bench, 'cold');
 
-  log(`overhead: ${iterations} iterations`);
-  const samples: IterationSample[] = [];
-  for (let i = 0; i < iterations; i++)
-    samples.push(await measureIteration(bench, runner, 'fast', (uid) => containerTimes.get(uid)));
-  const pick = (k: keyof Omit<IterationSample, 'requests'>) => summarize(samples.map((s) => s[k]));
-  const overhead = {
-    totalMs: pick('totalMs'),
-    checkerMs: pick('checkerMs'),
-    overheadMs: pick('overheadMs'),
-    claimMs: pick('claimMs'),
-    podCreateMs: pick('podCreateMs'),
-    podStartMs: pick('podStartMs'),
-    reportToNoticedMs: pick('reportToNoticedMs'),
-    exitToNoticedMs: pick('exitToNoticedMs'),
-    recordMs: pick('recordMs'),
-    khrunOwnMs: summarize(samples.map((s) => s.overheadMs - s.podStartMs)),
-    requests: summarize(samples.map((s) => s.requests.total)),
-    requestsByVerb: samples[samples.length - 1]?.requests.byVerbResource,
-  };
-  results.overhead = overhead;
-
-  log(`polling baseline: ${pollingRuns} iterations`);
-  const polled = [];
-  for (let i = 0; i < pollingRuns; i++) polled.push(await pollingIteration(bench, poller, 'polled'));
-  results.pollingBaseline = {
-    totalMs: summarize(polled.map((p) => p.totalMs)),
-    requests: summarize(polled.map((p) => p.requests.total)),
-    requestsByVerb: polled[polled.length - 1]?.requests.byVerbResource,
-  };
-
-  log('cold start');
-  results.bundles = await measureBundles(quick ? 2 : 5);
-  results.timeToFirstRequest = await measureTimeToFirstRequest(bench, cli, 'cold', quick ? 2 : 5);
-
-  const sizes = quick ? [10] : [50, 200, 500];
-  log(`scale: one tick over ${sizes.join(', ')} due checks`);
-  const cacheDir =
-    process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun');
-  const adminKubeconfig = bench.cluster.kubeconfigPath;
-  await deployForScale(bench, adminKubeconfig, cacheDir);
-  const tickSa = await bench.serviceAccountKubeConfig('kuberhealthy', 'khrun-tick');
-  const tickKubeconfig = join(bench.cluster.dir, 'bench-tick.kubeconfig');
-  await writeFile(tickKubeconfig, tickSa.kc.exportConfig(), { mode: 0o600 });
-  const scale: ScaleFigure[] = [];
-  for (const n of sizes) {
-    scale.push(
-      await measureScale(
-        bench,
-        n,
-        {
-          tickKubeconfig,
-          tickUser: tickSa.username,
-          runnerUser: 'system:serviceaccount:kuberhealthy:khrun-runner',
-        },
-        () => processes,
-      ),
-    );
-    log(
-      `  ${n} checks: tick ${fmtMs(scale[scale.length - 1]?.tickMs ?? 0)}, all finished ${fmtMs(scale[scale.length - 1]?.allFinishedMs ?? 0)}`,
-    );
+  if (measures('overhead')) {
+    log(`overhead: ${iterations} iterations`);
+    const samples: IterationSample[] = [];
+    for (let i = 0; i < iterations; i++)
+      samples.push(await measureIteration(bench, runner, 'fast', (uid) => containerTimes.get(uid)));
+    const pick = (k: keyof Omit<IterationSample, 'requests'>) => summarize(samples.map((s) => s[k]));
+    const overhead = {
+      totalMs: pick('totalMs'),
+      checkerMs: pick('checkerMs'),
+      overheadMs: pick('overheadMs'),
+      claimMs: pick('claimMs'),
+      podCreateMs: pick('podCreateMs'),
+      podStartMs: pick('podStartMs'),
+      reportToNoticedMs: pick('reportToNoticedMs'),
+      exitToNoticedMs: pick('exitToNoticedMs'),
+      recordMs: pick('recordMs'),
+      khrunOwnMs: summarize(samples.map((s) => s.overheadMs - s.podStartMs)),
+      requests: summarize(samples.map((s) => s.requests.total)),
+      requestsByVerb: samples[samples.length - 1]?.requests.byVerbResource,
+    };
+    results.overhead = overhead;
   }
-  results.scale = scale;
+
+  if (measures('polling')) {
+    log(`polling baseline: ${pollingRuns} iterations`);
+    const polled = [];
+    for (let i = 0; i < pollingRuns; i++) polled.push(await pollingIteration(bench, poller, 'polled'));
+    results.pollingBaseline = {
+      totalMs: summarize(polled.map((p) => p.totalMs)),
+      requests: summarize(polled.map((p) => p.requests.total)),
+      requestsByVerb: polled[polled.length - 1]?.requests.byVerbResource,
+    };
+  }
+
+  if (measures('cli-start')) {
+    log('cold start: bundle imports; khrun run started each way, spawn to first request and to exit');
+    results.bundles = await measureBundles(quick ? 2 : 5, dist);
+    results.cliStart = await measureCliStart(bench, cli, 'cold', { reps: quick ? 2 : 20, dist, log });
+    delete results.timeToFirstRequest;
+  }
+
+  if (measures('scale')) {
+    const sizes = quick ? [10] : [50, 200, 500];
+    log(`scale: one tick over ${sizes.join(', ')} due checks`);
+    const cacheDir =
+      process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun');
+    const adminKubeconfig = bench.cluster.kubeconfigPath;
+    await deployForScale(bench, adminKubeconfig, cacheDir, dist);
+    const tickSa = await bench.serviceAccountKubeConfig('kuberhealthy', 'khrun-tick');
+    const tickKubeconfig = join(bench.cluster.dir, 'bench-tick.kubeconfig');
+    await writeFile(tickKubeconfig, tickSa.kc.exportConfig(), { mode: 0o600 });
+    const scale: ScaleFigure[] = [];
+    for (const n of sizes) {
+      scale.push(
+        await measureScale(
+          bench,
+          n,
+          dist,
+          {
+            tickKubeconfig,
+            tickUser: tickSa.username,
+            runnerUser: 'system:serviceaccount:kuberhealthy:khrun-runner',
+          },
+          () => processes,
+        ),
+      );
+      log(
+        `  ${n} checks: tick ${fmtMs(scale[scale.length - 1]?.tickMs ?? 0)}, all finished ${fmtMs(scale[scale.length - 1]?.allFinishedMs ?? 0)}`,
+      );
+    }
+    results.scale = scale;
+  }
 
   // Last: it restarts the API server, which the figures above must not see.
-  log('serve memory: runs, rejected reports and API server restarts against one khrun serve');
-  results.serveMemory = await measureServeMemory(bench, { quick, log });
+  if (measures('serve-memory')) {
+    log('serve memory: runs, rejected reports and API server restarts against one khrun serve');
+    results.serveMemory = await measureServeMemory(bench, { quick, log, dist });
+  }
 
-  results.meta = {
+  const environment = {
     date: new Date().toISOString(),
     mode: quick ? 'quick' : 'full',
+    build,
     machine: {
       os: type(),
       cpu: cpus()[0]?.model,
@@ -135,12 +170,16 @@ try {
       etcd: bench.cluster.etcdVersion,
     },
   };
+  if (only) {
+    // A partial run: the other sections stay as measured before; meta says what was measured when.
+    const meta = (results.meta ?? {}) as { updates?: Array<{ sections: string[] }> };
+    const updates = (meta.updates ?? []).filter((u) => !u.sections.every((x) => only.includes(x)));
+    results.meta = { ...meta, updates: [...updates, { sections: only, ...environment }] };
+  } else results.meta = environment;
   printTable(results);
-  const dir = join(repoRoot, 'bench');
-  await mkdir(dir, { recursive: true });
-  const file = quick ? 'results-quick.json' : 'results.json';
-  await writeFile(join(dir, file), `${JSON.stringify(results, null, 2)}\n`);
-  log(`wrote bench/${file}`);
+  await mkdir(dirname(resultsFile), { recursive: true });
+  await writeFile(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+  log(`wrote ${resultsFile.slice(repoRoot.length + 1)}`);
 } finally {
   await bench.cluster.stop();
 }
@@ -152,8 +191,8 @@ function row(name: string, s: Summary | undefined, unit: 'ms' | 'n' = 'ms'): str
 }
 
 function printTable(r: Record<string, unknown>) {
-  const o = r.overhead as Record<string, Summary>;
-  const p = r.pollingBaseline as Record<string, Summary>;
+  const o = (r.overhead ?? {}) as Record<string, Summary | undefined>;
+  const p = (r.pollingBaseline ?? {}) as Record<string, Summary | undefined>;
   const lines = [
     `${'figure'.padEnd(44)} ${'median'.padStart(9)} ${'p95'.padStart(9)} ${'min'.padStart(9)} ${'max'.padStart(9)}`,
     row('iteration, invocation to recorded outcome', o.totalMs),
@@ -173,8 +212,12 @@ function printTable(r: Record<string, unknown>) {
   for (const b of (r.bundles as Array<{ file: string; bytes: number; importMs: Summary }>) ?? []) {
     lines.push(row(`bundle ${b.file} (${(b.bytes / 1024).toFixed(0)} KiB) import`, b.importMs));
   }
-  const t = r.timeToFirstRequest as { entry: string; ms: Summary };
-  lines.push(row(`khrun run spawn to first API request (${t.entry})`, t.ms));
+  const c = r.cliStart as { entries: CliStartFigure[] } | undefined;
+  for (const e of c?.entries ?? []) {
+    lines.push(`khrun run started as: ${e.name}`);
+    lines.push(row('  spawn to first API request', e.firstRequestMs));
+    lines.push(row('  spawn to exit (a check that reports at once)', e.exitMs));
+  }
   lines.push('');
   lines.push(
     'scale: one khrun tick, dispatching a Job per due check (runner pods and checker pods are local processes)',

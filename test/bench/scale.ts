@@ -47,8 +47,8 @@ export async function deployForScale(
   bench: BenchCluster,
   kubeconfig: string,
   cacheDir: string,
+  dist: string,
 ): Promise<string> {
-  const dist = join(repoRoot, 'dist');
   const dir = join(repoRoot, '.khrun/bench-overlay');
   await mkdir(dir, { recursive: true });
   const command = JSON.stringify(await entrypoint(dist));
@@ -112,6 +112,7 @@ async function createChecks(kc: KubeConfig, namespace: string, n: number) {
 export async function measureScale(
   bench: BenchCluster,
   n: number,
+  dist: string,
   users: { tickKubeconfig: string; tickUser: string; runnerUser: string },
   processes: () => Array<{
     pod: string;
@@ -143,7 +144,7 @@ export async function measureScale(
         [
           '--import',
           PRELOAD,
-          join(repoRoot, 'dist/khrun.mjs'),
+          join(dist, 'khrun.mjs'),
           'tick',
           '--namespaces',
           namespace,

@@ -3,15 +3,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildBundles } from '../../lib/build/bundle.ts';
 import { type BenchCluster, repoRoot, startBenchCluster } from './bench-cluster.ts';
+import { buildForBench } from './build-for-bench.ts';
 import { createBenchCheck } from './overhead.ts';
 import { memoryOf, round, startSampler, startServeProcess } from './serve-process.ts';
 
 // `khrun serve`'s memory over many triggered runs (each: a checker pod reporting to serve, its watches
 // opened and closed, its khstate written and seen by serve's cache), many rejected reports, and API server
-// restarts that break every watch serve holds. The process is the shipped bundle (dist/khrun.mjs, built
-// here), spawned against the local cluster; its RSS is read from /proc every second. Bounded in count and
+// restarts that break every watch serve holds. The process is the shipped bundle (khrun.mjs, built by
+// the benchmark), spawned against the local cluster; its RSS is read from /proc every second. Bounded in count and
 // time. Run alone (`tsx test/bench/serve-memory.ts [--quick]`, a cluster of its own) or from `npm run bench`.
 
 export interface ServeMemoryFigure {
@@ -47,7 +47,7 @@ export interface ServeMemorySize {
 
 export async function measureServeMemory(
   bench: BenchCluster,
-  opts: { quick: boolean; log: (line: string) => void; size?: Partial<ServeMemorySize> },
+  opts: { quick: boolean; log: (line: string) => void; dist: string; size?: Partial<ServeMemorySize> },
 ): Promise<ServeMemoryFigure> {
   const n: ServeMemorySize = {
     ...(opts.quick
@@ -58,8 +58,7 @@ export async function measureServeMemory(
   const deadline = Date.now() + n.budgetMs;
   const checks = Array.from({ length: n.checks }, (_, i) => `mem-${i}`);
   for (const c of checks) await createBenchCheck(bench, c, CHECKER);
-  const outdir = join(repoRoot, '.khrun/bench-dist');
-  await buildBundles({ root: repoRoot, outdir });
+  const outdir = opts.dist;
   const token = randomBytes(24).toString('hex');
   const serve = await startServeProcess(
     join(outdir, 'khrun.mjs'),
@@ -143,7 +142,7 @@ export async function measureServeMemory(
   const end = s.at(-1)?.rssMiB ?? Number.NaN;
   const afterFirstBatch = batches[0]?.rssMiB ?? Number.NaN;
   return {
-    how: `dist/khrun.mjs serve (the bundle, spawned; node ${process.version}) against the local cluster; RSS (VmRSS, VmHWM) read from /proc every 1 s; ${n.checks} checks triggered by POST /api/run?wait=true, one at a time per check, each run a checker pod reporting to serve; malformed reports 32 in flight; kube-apiserver stopped and started between batches`,
+    how: `khrun.mjs serve (the bundle the benchmark built, spawned; node ${process.version}) against the local cluster; RSS (VmRSS, VmHWM) read from /proc every 1 s; ${n.checks} checks triggered by POST /api/run?wait=true, one at a time per check, each run a checker pod reporting to serve; malformed reports 32 in flight; kube-apiserver stopped and started between batches`,
     runs: { requested: count.runs, recorded, failed: count.runs - recorded, failures },
     rejectedReports: { sent: count.reports, rejected },
     apiServerRestarts: count.restarts,
@@ -188,7 +187,9 @@ async function main() {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const bench = await startBenchCluster(log);
   try {
-    const figure = await measureServeMemory(bench, { quick, log, size });
+    const dist = join(repoRoot, '.khrun/bench-dist');
+    await buildForBench(repoRoot, dist);
+    const figure = await measureServeMemory(bench, { quick, log, size, dist });
     process.stdout.write(`${JSON.stringify({ ...figure, samples: undefined }, null, 2)}\n`);
     const file = join(repoRoot, 'bench', quick ? 'results-quick.json' : 'results.json');
     const results = JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, unknown>;
