@@ -1,4 +1,5 @@
 import type { CliCommand } from './context.ts';
+import { convert } from './convert.ts';
 import { DEV_SPECS } from './dev-specs.ts';
 import type { CommandSpec } from './flags.ts';
 import { run } from './run.ts';
@@ -17,6 +18,7 @@ export const PRODUCT_COMMANDS: readonly CliCommand[] = [
   serve,
   takeover,
   handback,
+  convert,
 ];
 
 /** Every command's description: the product's, then the developer commands' (bodies loaded on demand). */

@@ -17,6 +17,8 @@ export class UsageError extends Error {
 export interface ParsedArgs {
   values: Readonly<Record<string, string | boolean | undefined>>;
   positionals: readonly string[];
+  /** Every value of each string flag, in order, for a flag given more than once (`convert -f A -f B`). */
+  repeated?: Readonly<Record<string, readonly string[]>>;
 }
 
 export type Parsed = { kind: 'help' } | ({ kind: 'args'; warnings: string[] } & ParsedArgs);
@@ -51,10 +53,11 @@ export function parseCommand(spec: CommandSpec, args: readonly string[]): Parsed
     if (!flag) throw fail(`unknown flag ${token.rawName} for "${spec.name}"`);
     const shown = flagName(token.name, flag);
     if (flag.type === 'boolean' && token.value !== undefined) throw fail(`flag ${shown} takes no value`);
-    // As node's strict mode: `-n -A` is a forgotten value, not the namespace "-A".
+    // As node's strict mode: `-n -A` is a forgotten value, not the namespace "-A"; `-` alone is stdin.
     if (
       flag.type === 'string' &&
-      (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))
+      (token.value === undefined ||
+        (!token.inlineValue && token.value.startsWith('-') && token.value !== '-'))
     )
       throw fail(`flag ${shown} needs a value (${flag.value ?? 'VALUE'})`);
     if (flag.deprecated && !warned.has(token.name)) {
@@ -67,7 +70,12 @@ export function parseCommand(spec: CommandSpec, args: readonly string[]): Parsed
   }
   if (!spec.args && positionals.length > 0)
     throw fail(`unexpected argument "${positionals[0]}" for "${spec.name}"`);
-  return { kind: 'args', values, positionals, warnings };
+  const repeated: Record<string, string[]> = {};
+  for (const token of tokens) {
+    if (token.kind !== 'option' || typeof token.value !== 'string') continue;
+    repeated[token.name] = [...(repeated[token.name] ?? []), token.value];
+  }
+  return { kind: 'args', values, positionals, warnings, repeated };
 }
 
 const WIDTH = 100;
