@@ -1,12 +1,15 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
+import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
+import { healthCheckPort } from '../healthcheck/healthcheck-port.ts';
+import { healthCheckReportRoute } from '../healthcheck/report-route.ts';
 import { loggableError } from '../kube/errors.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import { apiServerClock } from '../kube/server-clock.ts';
 import { syncServerClock } from '../kube/timed-client.ts';
 import type { UnsignedPolicy } from '../report/authorize-report.ts';
-import { REPORT_PATH } from '../report/http-server.ts';
+import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import type { ReportKey } from '../report/report-token.ts';
 import type { Route } from '../report/routes.ts';
 import { startServe } from '../report/shared-server.ts';
@@ -83,8 +86,20 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
         }),
       ]
     : [];
+  // Kuberhealthy v3's report path, for HealthCheck runs (lib/healthcheck): the same key, policy and scope.
+  const api = healthCheckApi(opts.kc);
+  const check = healthCheckReportRoute({
+    api,
+    port: healthCheckPort(api),
+    access: { key: opts.reportKey, unsigned: opts.unsigned, scope: opts.scope },
+    clock,
+    log: opts.log,
+    server: opts.identity,
+    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  });
   try {
-    return await serveUntilSignal({ ...opts, clock, extraRoutes: [...status, ...(opts.extraRoutes ?? [])] });
+    const extraRoutes = [check, ...status, ...(opts.extraRoutes ?? [])];
+    return await serveUntilSignal({ ...opts, clock, extraRoutes });
   } finally {
     await cache?.close();
   }

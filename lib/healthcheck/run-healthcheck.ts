@@ -5,12 +5,21 @@ import { DEFAULT_MAX_BODY_BYTES, type RunningServer, startReportServer } from '.
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
 import { type ReportingUrl, randomReportKey } from '../report/report-token.ts';
 import { httpEndpointProbe } from '../run/endpoint-probe.ts';
+import { CheckNotFoundError } from '../run/errors.ts';
 import type { RunCheckOptions } from '../run/invocation.ts';
 import { type IterationResult, runIteration } from '../run/iteration.ts';
 import { healthCheckEventSink } from './events.ts';
 import { healthCheckApi } from './healthcheck-api.ts';
 import { healthCheckPort } from './healthcheck-port.ts';
 import { healthCheckReportRoute } from './report-route.ts';
+
+/** The HealthCheck named on the command line does not exist: a usage error (exit 2), as for a khcheck. */
+export class HealthCheckNotFoundError extends CheckNotFoundError {
+  constructor(namespace: string, name: string) {
+    super(namespace, name);
+    this.message = `HealthCheck ${namespace}/${name} not found; list them with "kubectl get healthchecks -A" and pass --healthcheck NAME --namespace NS`;
+  }
+}
 
 /** A report URL's /check twin: v3's client takes no other path, so a configured path prefix is dropped. */
 export function checkUrlOf(reportUrl: string): string {
@@ -89,8 +98,13 @@ export async function runHealthCheck(opts: RunCheckOptions): Promise<IterationRe
         leaseMs: opts.leaseMs,
         keepFinishedPods: opts.keepFinishedPods,
         onPhase: opts.onPhase,
+        refuse: opts.refuse,
       },
     );
+  } catch (error) {
+    if (error instanceof CheckNotFoundError)
+      throw new HealthCheckNotFoundError(opts.namespace, opts.checkName);
+    throw error;
   } finally {
     await server?.close();
   }
