@@ -37,7 +37,8 @@ export function cronJobName(check: { namespace: string; name: string }): string 
 /**
  * One CronJob per khcheck, in the check's namespace and owned by it (deleting the khcheck deletes the
  * CronJob): the schedule from runInterval, one run at a time (Forbid), no catch-up burst after an outage
- * (startingDeadlineSeconds), and Jobs built like the tick's (backoffLimit 0, deadline = timeout + margin).
+ * (startingDeadlineSeconds), and Jobs built like the tick's (backoffLimit 0, deadline = timeout + margin,
+ * kept about one interval after they finish).
  */
 export function checkCronJob(
   source: KhCheck,
@@ -52,7 +53,7 @@ export function checkCronJob(
     .digest()
     .readUInt32BE(0);
   const choice = cronForInterval(schedule.runIntervalMs, seed);
-  const ref = { namespace, name, timeoutMs: schedule.timeoutMs };
+  const ref = { namespace, name, timeoutMs: schedule.timeoutMs, runIntervalMs: choice.intervalMs };
   const labels = {
     [MANAGED_BY_LABEL]: MANAGED_BY,
     [COMPONENT_LABEL]: CHECK_CRONJOB_COMPONENT,

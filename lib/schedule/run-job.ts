@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { V1Container, V1EnvVar, V1JobSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
+import { DEFAULT_FINISHED_JOB_TTL, type FinishedJobTtl, finishedJobTtlSeconds } from './job-retention.ts';
 
 /** Labels on everything khrun creates for running checks, so it can find (and clean up) its own objects. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by' as const;
@@ -16,19 +17,21 @@ export const RUNNER_CONTAINER = 'runner' as const;
 export interface RunJobOptions {
   /** Seconds added to the check's timeout for pod start-up and clean-up: the Job's activeDeadlineSeconds. */
   deadlineMarginSeconds: number;
-  /** Finished Jobs are garbage-collected after this long. */
-  ttlSecondsAfterFinished: number;
+  /** Finished Jobs are garbage-collected after the check's interval, within these bounds. */
+  finishedJobTtl: FinishedJobTtl;
 }
 
 export const DEFAULT_RUN_JOB_OPTIONS: RunJobOptions = {
   deadlineMarginSeconds: 120,
-  ttlSecondsAfterFinished: 3600,
+  finishedJobTtl: DEFAULT_FINISHED_JOB_TTL,
 };
 
 export interface CheckRef {
   namespace: string;
   name: string;
   timeoutMs: number;
+  /** The check's run interval, which sizes how long its finished Job stays (job-retention.ts). */
+  runIntervalMs?: number;
 }
 
 const hash = (text: string, length: number) =>
@@ -71,8 +74,8 @@ export function runnerContainerName(template: V1PodTemplateSpec): string {
  * The Job spec of one runner invocation for a check, from the deployment's runner pod template (image,
  * ServiceAccount, resources, POD_IP/POD_NAME): the check named by CHECK_NAME/CHECK_NAMESPACE, never
  * retried automatically (backoffLimit 0; exit 2, a configuration error, fails the Job at once), bounded by
- * the check's timeout plus a margin, collected after ttlSecondsAfterFinished. A pod lost to a disruption
- * (drain, eviction) does not count: its replacement adopts the run from the khstate.
+ * the check's timeout plus a margin, collected about one interval after it finishes (job-retention.ts). A pod
+ * lost to a disruption (drain, eviction) does not count: its replacement adopts the run from the khstate.
  */
 export function runJobSpec(template: V1PodTemplateSpec, check: CheckRef, opts: RunJobOptions): V1JobSpec {
   const runner = runnerContainerName(template);
@@ -89,7 +92,7 @@ export function runJobSpec(template: V1PodTemplateSpec, check: CheckRef, opts: R
   return {
     backoffLimit: 0,
     activeDeadlineSeconds: Math.ceil(check.timeoutMs / 1000) + opts.deadlineMarginSeconds,
-    ttlSecondsAfterFinished: opts.ttlSecondsAfterFinished,
+    ttlSecondsAfterFinished: finishedJobTtlSeconds(check.runIntervalMs, opts.finishedJobTtl),
     podFailurePolicy: {
       rules: [
         { action: 'FailJob', onExitCodes: { containerName: runner, operator: 'In', values: [2] } },

@@ -76,7 +76,12 @@ export async function runTick(
     const { namespace, name } = check.metadata;
     const ref = keyOf(namespace, name);
     const schedule = scheduleOf(check);
-    const target: CheckRef = { namespace, name, timeoutMs: schedule.timeoutMs };
+    const target: CheckRef = {
+      namespace,
+      name,
+      timeoutMs: schedule.timeoutMs,
+      runIntervalMs: schedule.runIntervalMs,
+    };
     const decide = (state: KhState | null) =>
       decideDue({
         key: check.metadata.uid ?? ref,

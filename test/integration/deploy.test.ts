@@ -111,7 +111,8 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       const jobs = await batch.listNamespacedJob({ namespace: ns, labelSelector: `khrun.dev/check=${name}` });
       expect(jobs.items.map((j) => j.metadata?.name)).toEqual([claim?.ref]);
       const job = jobs.items[0]!;
-      expect(job.spec).toMatchObject({ backoffLimit: 0, ttlSecondsAfterFinished: 3600 });
+      // The examples run every 5 minutes: a finished Job stays one interval (lib/schedule/job-retention.ts).
+      expect(job.spec).toMatchObject({ backoffLimit: 0, ttlSecondsAfterFinished: 300 });
       const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${claim?.ref}` });
       const runnerPod = pods.items[0] as V1Pod;
       expect(runnerPod.spec?.serviceAccountName).toBe('khrun-runner');

@@ -84,7 +84,8 @@ describe('checkCronJob', () => {
         spec: {
           backoffLimit: 0,
           activeDeadlineSeconds: 90 + 120,
-          ttlSecondsAfterFinished: 3600,
+          // One interval (10 minutes) after it finishes: job-retention.ts.
+          ttlSecondsAfterFinished: 600,
           podFailurePolicy: {
             rules: [
               { action: 'FailJob', onExitCodes: { operator: 'In', values: [2] } },
@@ -99,6 +100,15 @@ describe('checkCronJob', () => {
       { name: 'CHECK_NAME', value: 'dns' },
       { name: 'CHECK_NAMESPACE', value: 'kuberhealthy' },
     ]);
+  });
+
+  it("keeps a check's finished Jobs about one interval (2 to 10 minutes)", () => {
+    const ttl = (interval: string) =>
+      checkCronJob(check('c', interval), template, DEFAULT_RUN_JOB_OPTIONS).cronJob.spec?.jobTemplate.spec
+        ?.ttlSecondsAfterFinished;
+    expect(ttl('1m')).toBe(120);
+    expect(ttl('5m')).toBe(300);
+    expect(ttl('1h')).toBe(600);
   });
 
   it('keeps names within 52 characters without collisions', () => {

@@ -5,7 +5,7 @@ import { invokeAsync, lambdaDispatcher } from '../../lib/aws/lambda-invoke.ts';
 import { silentLog } from '../../lib/core/log.ts';
 import { WriteConflict } from '../../lib/kube/errors.ts';
 import { DEFAULT_DUE_TIMINGS, decideDue } from '../../lib/schedule/due.ts';
-import { DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
+import { type CheckRef, DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
 import { type Dispatcher, runTick, type TickKube } from '../../lib/schedule/tick.ts';
 import { DISPATCH_ANNOTATION, readDispatchClaim } from '../../lib/state/dispatch-claim.ts';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
@@ -171,6 +171,7 @@ function recordingDispatcher(fail?: (name: string) => boolean): Dispatcher & { s
 }
 
 const clock = { nowMs: () => T0 };
+const template = { spec: { containers: [{ name: 'runner', image: 'khrun' }] } };
 
 describe('runTick', () => {
   it('dispatches due checks only, each with a claim in its khstate', async () => {
@@ -228,6 +229,28 @@ describe('runTick', () => {
     expect(readDispatchClaim(kube.states.get('ns/broken') ?? null)).toBeUndefined();
   });
 
+  it("sends each check's interval with it, which sizes how long its finished Job stays", async () => {
+    const kube = new FakeStates([check('often', '1m'), check('hourly', '1h')]);
+    const refs: CheckRef[] = [];
+    const dispatcher: Dispatcher = {
+      refFor: (c, nowMs) => `khrun-run-${c.name}-${nowMs}`,
+      dispatch: async (c) => {
+        refs.push(c);
+      },
+    };
+    await runTick({ kube, dispatcher, clock, log: silentLog }, { scope: 'all', identity: 't' });
+    const ttl = (name: string) => {
+      const ref = refs.find((r) => r.name === name);
+      return ref && runJobSpec(template, ref, DEFAULT_RUN_JOB_OPTIONS).ttlSecondsAfterFinished;
+    };
+    expect(refs.map((r) => [r.name, r.runIntervalMs])).toEqual([
+      ['hourly', 3_600_000],
+      ['often', 60_000],
+    ]);
+    expect(ttl('often')).toBe(120);
+    expect(ttl('hourly')).toBe(600);
+  });
+
   it('dispatches an invalid khcheck at v2 defaults so its runner records why', async () => {
     const bad = check('bad', 'often');
     bad.spec.podSpec = { containers: [] };
@@ -250,13 +273,14 @@ describe('runJobSpec', () => {
           ],
         },
       },
-      { namespace: 'team-a', name: 'dns', timeoutMs: 90_000 },
+      { namespace: 'team-a', name: 'dns', timeoutMs: 90_000, runIntervalMs: 300_000 },
       DEFAULT_RUN_JOB_OPTIONS,
     );
     expect(spec).toMatchObject({
       backoffLimit: 0,
       activeDeadlineSeconds: 90 + 120,
-      ttlSecondsAfterFinished: 3600,
+      // Collected one interval (5 minutes) after it finishes: job-retention.ts.
+      ttlSecondsAfterFinished: 300,
       podFailurePolicy: {
         rules: [
           { action: 'FailJob', onExitCodes: { containerName: 'runner', operator: 'In', values: [2] } },
