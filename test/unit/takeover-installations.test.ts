@@ -94,6 +94,20 @@ describe('findKuberhealthy', () => {
     ]);
   });
 
+  it("is not fooled by khrun serve's own Deployment, named kuberhealthy (infra/deploy/components/serve)", () => {
+    const serve: V1Deployment = {
+      metadata: { name: 'kuberhealthy', namespace: 'kuberhealthy' },
+      spec: {
+        selector: { matchLabels: { 'app.kubernetes.io/name': 'khrun' } },
+        template: {
+          metadata: { labels: { 'app.kubernetes.io/name': 'khrun' } },
+          spec: { containers: [{ name: 'server', image: 'khrun:0.1.0' }] },
+        },
+      },
+    };
+    expect(findKuberhealthy([serve])).toEqual([]);
+  });
+
   it('reads the takeover record khrun left on it, and finds a locally built image by its app label', () => {
     const local = structuredClone(v2);
     local.metadata!.annotations = { [TAKEOVER_ANNOTATION]: JSON.stringify({ replicas: 2, atMs: 7 }) };
