@@ -2,9 +2,13 @@ import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { EXIT } from '../core/exit-codes.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
 import { oneLine, truncateChars } from '../core/text.ts';
+import type { HealthCheck } from '../healthcheck/resources.ts';
+import { stateViewOf } from '../healthcheck/state-view.ts';
+import { healthCheckStatusView } from '../healthcheck/status-view.ts';
 import { retryTransient } from '../kube/transient.ts';
 import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck, type KhState } from '../state/resources.ts';
+import { listHealthChecks } from '../status/healthcheck-cache.ts';
 import { runDurationSeconds } from '../status/metrics.ts';
 import { listKhStates } from '../status/state-cache.ts';
 import { buildStatus, goJson, hasRun, normalizeLastRun } from '../status/status-json.ts';
@@ -29,6 +33,8 @@ export interface StatusRow {
   runningSinceMs: number | null;
   /** A khstate without a khcheck (v2's reaper would delete it). */
   orphan: boolean;
+  /** Set on a Kuberhealthy v3 HealthCheck's row only (a khcheck's row has none, as before v3 existed). */
+  kind?: 'HealthCheck';
 }
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -60,9 +66,46 @@ export function statusRows(checks: readonly KhCheck[], states: readonly KhState[
   });
 }
 
-/** The columns of `khrun status` (-o wide adds outcome, node and a run in progress). */
-export function statusHeader(wide: boolean): string[] {
+/**
+ * One row per HealthCheck, read from its status as v3 writes it (khrun's run history and consecutive
+ * failures from its annotations on the HealthCheck); a never-run one shows as never run, like a khcheck.
+ */
+export function healthCheckRows(hcs: readonly HealthCheck[]): StatusRow[] {
+  return hcs.map((hc) => {
+    const v = healthCheckStatusView(hc);
+    const view = stateViewOf(hc);
+    const errors = v.errors.filter((e) => e.trim() !== '');
+    return {
+      name: v.name,
+      namespace: v.namespace,
+      hasRun: v.hasRun,
+      ok: v.ok && errors.length === 0,
+      lastRunMs: v.hasRun && v.lastRunMs > 0 ? v.lastRunMs : null,
+      durationMs: v.hasRun ? Math.round(v.runDurationMs) : null,
+      consecutiveFailures: readConsecutiveFailures(view),
+      firstError: errors[0] ?? '',
+      outcome: readLastOutcome(view)?.kind ?? '',
+      node: '',
+      runningSinceMs: v.running ? v.lastRunMs : null,
+      orphan: false,
+      kind: 'HealthCheck',
+    };
+  });
+}
+
+/** Rows of both kinds in one order: by namespace, then name, then kind (khchecks first). */
+export function mergeRows(khchecks: readonly StatusRow[], healthChecks: readonly StatusRow[]): StatusRow[] {
+  const key = (r: StatusRow) => `${r.namespace}/${r.name}/${r.kind ? 1 : 0}`;
+  return [...khchecks, ...healthChecks].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/**
+ * The columns of `khrun status` (-o wide adds outcome, node and a run in progress). KIND leads only when
+ * HealthChecks are listed, so a khcheck-only cluster prints the table (and scripts read it) as before.
+ */
+export function statusHeader(wide: boolean, kinds = false): string[] {
   const header = ['CHECK', 'NAMESPACE', 'OK', 'LAST RUN', 'DURATION', 'FAILURES'];
+  if (kinds) header.unshift('KIND');
   if (wide) header.push('OUTCOME', 'NODE', 'RUNNING');
   header.push('ERROR');
   return header;
@@ -72,7 +115,10 @@ export function statusHeader(wide: boolean): string[] {
  * One check's cells, ages relative to nowMs; colored when color is true. Strings read from the cluster
  * are shown with their control characters escaped (core/terminal-text.ts).
  */
-export function statusCells(r: StatusRow, opts: { nowMs: number; color: boolean; wide: boolean }): string[] {
+export function statusCells(
+  r: StatusRow,
+  opts: { nowMs: number; color: boolean; wide: boolean; kinds?: boolean },
+): string[] {
   const ok = !r.hasRun
     ? paint('-', 'dim', opts.color)
     : paint(String(r.ok), r.ok ? 'green' : 'red', opts.color);
@@ -84,6 +130,7 @@ export function statusCells(r: StatusRow, opts: { nowMs: number; color: boolean;
     r.durationMs === null ? '-' : shortDuration(r.durationMs),
     paint(String(r.consecutiveFailures), r.consecutiveFailures > 0 ? 'red' : undefined, opts.color),
   ];
+  if (opts.kinds) cells.unshift(r.kind ?? 'khcheck');
   if (opts.wide) {
     cells.push(
       safe(r.outcome || '-'),
@@ -102,8 +149,9 @@ export function renderStatusTable(
   opts: { nowMs: number; color: boolean; wide: boolean },
 ): string {
   if (rows.length === 0) return 'No checks found.';
-  const header = statusHeader(opts.wide).map((h) => paint(h, 'bold', opts.color));
-  return formatTable([header, ...rows.map((r) => statusCells(r, opts))]);
+  const kinds = rows.some((r) => r.kind);
+  const header = statusHeader(opts.wide, kinds).map((h) => paint(h, 'bold', opts.color));
+  return formatTable([header, ...rows.map((r) => statusCells(r, { ...opts, kinds }))]);
 }
 
 /** The column widths of the table renderStatusTable prints, for lines printed under it later (-w). */
@@ -111,8 +159,9 @@ export function statusColumnWidths(
   rows: readonly StatusRow[],
   opts: { nowMs: number; wide: boolean },
 ): number[] {
-  const plain = { ...opts, color: false };
-  return columnWidths([statusHeader(opts.wide), ...rows.map((r) => statusCells(r, plain))]);
+  const kinds = rows.some((r) => r.kind);
+  const plain = { ...opts, color: false, kinds };
+  return columnWidths([statusHeader(opts.wide, kinds), ...rows.map((r) => statusCells(r, plain))]);
 }
 
 export interface StatusCommandOptions {
@@ -144,17 +193,22 @@ export async function listChecks(kc: KubeConfig, namespaces: readonly string[]):
  * yaml). `khrun status -w` is status-watch.ts.
  */
 export async function statusCommand(opts: StatusCommandOptions): Promise<number> {
-  const [checks, states] = await Promise.all([
+  const [checks, states, healthChecks] = await Promise.all([
     listChecks(opts.kc, opts.namespaces),
     retryTransient(() => listKhStates(opts.kc, opts.namespaces)),
+    retryTransient(() => listHealthChecks(opts.kc, opts.namespaces)),
   ]);
   if (opts.output === 'json' || opts.output === 'yaml') {
-    const status = buildStatus(states, { currentMaster: opts.currentMaster, namespaces: opts.namespaces });
+    const status = buildStatus(states, {
+      currentMaster: opts.currentMaster,
+      namespaces: opts.namespaces,
+      healthChecks,
+    });
     opts.write(opts.output === 'json' ? goJson(status) : formatDocument(status, 'yaml'));
     return EXIT.ok;
   }
   opts.write(
-    renderStatusTable(statusRows(checks, states), {
+    renderStatusTable(mergeRows(statusRows(checks, states), healthCheckRows(healthChecks)), {
       nowMs: opts.nowMs(),
       color: opts.color,
       wide: opts.output === 'wide',

@@ -1,6 +1,7 @@
 import { Counter, Gauge, type Metric, Registry } from 'prom-client';
 import { parseGoDuration } from '../core/duration.ts';
 import { truncateUtf8 } from '../core/text.ts';
+import type { HealthCheck } from '../healthcheck/resources.ts';
 import { readConsecutiveFailures } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import {
@@ -10,6 +11,7 @@ import {
   type OutcomeTotals,
   readTotals,
 } from '../state/totals.ts';
+import { addHealthCheckSeries } from './healthcheck-metrics.ts';
 import { buildStatus, checkKey } from './status-json.ts';
 
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -26,6 +28,8 @@ export interface RenderMetricsInput {
   nowMs: number;
   namespaces?: readonly string[];
   options?: MetricsOptions;
+  /** HealthChecks listed beside the khchecks, with v3's labels plus `kind` (healthcheck-metrics.ts). */
+  healthChecks?: readonly HealthCheck[];
 }
 
 /** The `error` label as later v2 builds it (errors joined by `|`), cut at a character boundary if asked. */
@@ -77,11 +81,16 @@ function storedHistogram(
  * state of its own; counters come from the totals annotation and only grow).
  */
 export async function renderMetrics(states: readonly KhState[], input: RenderMetricsInput): Promise<string> {
-  const status = buildStatus(states, { namespaces: input.namespaces, currentMaster: input.currentMaster });
+  const status = buildStatus(states, {
+    namespaces: input.namespaces,
+    currentMaster: input.currentMaster,
+    healthChecks: input.healthChecks,
+  });
   const byKey = new Map(states.map((s) => [checkKey(s), s]));
   const registry = new Registry();
   const registers = [registry];
-  const checkNames = ['check', 'namespace'] as const;
+  // `kind` is set on HealthCheck series only: khcheck series are written without it, as v2 writes them.
+  const checkNames = ['check', 'namespace', 'kind'] as const;
 
   new Gauge({
     name: 'kuberhealthy_running',
@@ -98,7 +107,9 @@ export async function renderMetrics(states: readonly KhState[], input: RenderMet
   const check = new Gauge({
     name: 'kuberhealthy_check',
     help: 'Shows the status of a Kuberhealthy check',
-    labelNames: withError ? ['check', 'namespace', 'status', 'error'] : ['check', 'namespace', 'status'],
+    labelNames: withError
+      ? ['check', 'namespace', 'status', 'error', 'kind']
+      : ['check', 'namespace', 'status', 'kind'],
     registers,
   });
   const duration = new Gauge({
@@ -134,7 +145,7 @@ export async function renderMetrics(states: readonly KhState[], input: RenderMet
   const outcomes = new Counter({
     name: 'kuberhealthy_check_outcomes_total',
     help: 'Recorded runs of the check by outcome (khrun)',
-    labelNames: ['check', 'namespace', 'outcome'],
+    labelNames: ['check', 'namespace', 'outcome', 'kind'],
     registers,
   });
   const lastRun = new Gauge({
@@ -185,6 +196,18 @@ export async function renderMetrics(states: readonly KhState[], input: RenderMet
     if (totals.runIntervalMs !== undefined) interval.set(labels, totals.runIntervalMs / 1000);
     histogramSeries.push({ labels, totals });
   }
+  histogramSeries.push(
+    ...addHealthCheckSeries(
+      { check, duration, failures, sinceSuccess, successes, failuresTotal, outcomes, lastRun, interval },
+      input.healthChecks ?? [],
+      {
+        namespaces: input.namespaces,
+        nowMs: input.nowMs,
+        withError,
+        errorLabel: (errors) => errorLabel(errors, input.options),
+      },
+    ),
+  );
   registry.registerMetric(
     storedHistogram(
       'kuberhealthy_check_run_duration_seconds',

@@ -1,16 +1,18 @@
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { runListWatch } from '../kube/list-watch.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../state/resources.ts';
 
-/** Read access to the khstates a status view is built from. */
-export interface StateSource {
-  /** The current khstates; the same array until something changes (callers must not modify it). */
-  snapshot(): readonly KhState[];
+/** Read access to the khstates (or, ObjectSource<HealthCheck>, HealthChecks) a status view is built from. */
+export interface ObjectSource<T> {
+  /** The current objects; the same array until something changes (callers must not modify it). */
+  snapshot(): readonly T[];
   /** True once every watched scope has been listed; a view built before that would be incomplete. */
   ready(): boolean;
 }
 
-export interface StateCache extends StateSource {
+export type StateSource = ObjectSource<KhState>;
+
+export interface ObjectCache<T> extends ObjectSource<T> {
   /** Increments on every change: a cheap key for caching what is rendered from a snapshot. */
   version(): number;
   /** Calls listener after every change; returns the unsubscribe function. */
@@ -21,12 +23,20 @@ export interface StateCache extends StateSource {
   close(): Promise<void>;
 }
 
+export type StateCache = ObjectCache<KhState>;
+
 export interface StateCacheOptions {
   kc: KubeConfig;
   /** Namespaces to watch; empty or absent watches khstates in all namespaces (one cluster-wide watch). */
   namespaces?: readonly string[];
   /** The watch broke and is being re-established; the snapshot may be stale meanwhile. */
   onInterruption?: (reason: string) => void;
+}
+
+/** One kind a cache holds: its collection path per scope (undefined: all namespaces) and its name in errors. */
+export interface CachedKind {
+  pathOf: (namespace?: string) => string;
+  noun: string;
 }
 
 const statesPath = (namespace?: string) =>
@@ -40,14 +50,22 @@ const statesPath = (namespace?: string) =>
  * watches' end.
  */
 export function startStateCache(opts: StateCacheOptions): StateCache {
+  return startObjectCache<KhState>(opts, { pathOf: statesPath, noun: 'khstate' });
+}
+
+/** The cache of startStateCache for any namespaced kind (one list per kind: healthcheck-cache.ts). */
+export function startObjectCache<T extends KubernetesObject>(
+  opts: StateCacheOptions,
+  kind: CachedKind,
+): ObjectCache<T> {
   const stop = new AbortController();
   const scopes: (string | undefined)[] = opts.namespaces?.length
     ? [...new Set(opts.namespaces)]
     : [undefined];
-  const sets = new Map<string | undefined, ReadonlyMap<string, KhState>>();
+  const sets = new Map<string | undefined, ReadonlyMap<string, T>>();
   const listeners = new Set<() => void>();
   let version = 0;
-  let cached: readonly KhState[] | undefined = [];
+  let cached: readonly T[] | undefined = [];
 
   const notify = () => {
     version += 1;
@@ -56,9 +74,9 @@ export function startStateCache(opts: StateCacheOptions): StateCache {
   };
   const done = Promise.all(
     scopes.map((scope) =>
-      runListWatch<KhState>({
+      runListWatch<T>({
         kc: opts.kc,
-        path: statesPath(scope),
+        path: kind.pathOf(scope),
         signal: stop.signal,
         onInterruption: opts.onInterruption,
         onChange: (items) => {
@@ -99,8 +117,8 @@ export function startStateCache(opts: StateCacheOptions): StateCache {
           finish(
             new Error(
               timeout.aborted
-                ? `the khstate cache was not ready after ${timeoutMs} ms (listed ${sets.size} of ${scopes.length} scopes)`
-                : 'the khstate cache was closed before it was ready',
+                ? `the ${kind.noun} cache was not ready after ${timeoutMs} ms (listed ${sets.size} of ${scopes.length} scopes)`
+                : `the ${kind.noun} cache was closed before it was ready`,
             ),
           );
         const unsubscribe = subscribe(() => {

@@ -1,5 +1,7 @@
+import type { HealthCheck } from '../healthcheck/resources.ts';
 import { readActiveRun, readLastOutcome } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
+import { listedHealthChecks, type V3CheckDetail } from './healthcheck-json.ts';
 
 /** One check in v2's status JSON: the khstate spec with v2's keys, in v2's (Go struct) order. */
 export interface V2WorkloadDetails {
@@ -22,6 +24,8 @@ export interface V2Status {
   CurrentMaster: string;
   /** Later v2 only, when configured (`stateMetadata`). */
   Metadata?: Record<string, string>;
+  /** khrun: Kuberhealthy v3 HealthChecks by `namespace/name`, as v3's `/json` entries; absent when none ran. */
+  HealthCheckDetails?: Record<string, V3CheckDetail>;
 }
 
 export interface StatusOptions {
@@ -30,6 +34,8 @@ export interface StatusOptions {
   /** The status server's name (v2: the master pod). */
   currentMaster: string;
   metadata?: Record<string, string>;
+  /** HealthChecks to list beside the khchecks (healthcheck-json.ts); their failures count in OK and Errors. */
+  healthChecks?: readonly HealthCheck[];
 }
 
 /** v2's parsing of `?namespace=`: comma-separated, empty items dropped (`?namespace=,` means all). */
@@ -108,6 +114,13 @@ export function buildStatus(states: readonly KhState[], opts: StatusOptions): V2
     status.CheckDetails[key] = details;
   }
   if (opts.metadata && Object.keys(opts.metadata).length > 0) status.Metadata = opts.metadata;
+  const hcs = listedHealthChecks(opts.healthChecks ?? [], opts.namespaces);
+  if (hcs.length > 0) status.HealthCheckDetails = Object.fromEntries(hcs.map((h) => [h.key, h.detail]));
+  for (const { detail, errors } of hcs) {
+    // v3's rule for its global OK: a HealthCheck whose status says not OK.
+    if (!detail.ok) status.OK = false;
+    status.Errors.push(...errors);
+  }
   return status;
 }
 

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { Clock } from '../core/clock.ts';
+import type { HealthCheck } from '../healthcheck/resources.ts';
 import { DEFAULT_HISTORY_BOUNDS } from '../state/history.ts';
 import type { KhState } from '../state/resources.ts';
 import { METRICS_CONTENT_TYPE, type MetricsOptions, renderMetrics } from './metrics.ts';
@@ -22,6 +23,8 @@ export const STATUS_PATHS = {
 export interface StatusRoutesOptions {
   /** The khstates to show: a cache's snapshot in a server, a fresh list in a Lambda. */
   states: () => readonly KhState[] | Promise<readonly KhState[]>;
+  /** The HealthChecks listed beside them (status JSON and metrics; healthcheck-json.ts); none when absent. */
+  healthChecks?: () => readonly HealthCheck[] | Promise<readonly HealthCheck[]>;
   /** False while the source is still loading: answered 503 rather than with an incomplete view. */
   ready?: () => boolean;
   /** This server's name: v2's CurrentMaster and the current_master label. */
@@ -110,7 +113,7 @@ export async function handleStatusRequest(
     return response;
   }
   const namespaces = parseNamespaceFilter(url.searchParams.get('namespace'));
-  const states = await opts.states();
+  const [states, healthChecks] = await Promise.all([opts.states(), opts.healthChecks?.() ?? []]);
   const nowMs = opts.clock.nowMs();
   const wantsPage = path === STATUS_PATHS.page || (path === STATUS_PATHS.root && prefersHtml(req.accept));
   const vary: Record<string, string> = path === STATUS_PATHS.root ? { vary: 'Accept' } : {};
@@ -121,6 +124,7 @@ export async function handleStatusRequest(
       nowMs,
       options: opts.metrics,
       namespaces,
+      healthChecks,
     });
     return { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE, ...NO_STORE }, body };
   }
@@ -156,6 +160,7 @@ export async function handleStatusRequest(
     namespaces,
     currentMaster: opts.currentMaster,
     metadata: opts.metadata,
+    healthChecks,
   });
   return {
     status: 200,

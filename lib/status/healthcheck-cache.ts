@@ -1,0 +1,42 @@
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { HC_GROUP, HC_PLURAL, HC_VERSION, type HealthCheck } from '../healthcheck/resources.ts';
+import { isNotFound } from '../kube/errors.ts';
+import { type ObjectCache, type StateCacheOptions, startObjectCache } from './state-cache.ts';
+
+const healthChecksPath = (namespace?: string) =>
+  namespace
+    ? `/apis/${HC_GROUP}/${HC_VERSION}/namespaces/${namespace}/${HC_PLURAL}`
+    : `/apis/${HC_GROUP}/${HC_VERSION}/${HC_PLURAL}`;
+
+/**
+ * The HealthChecks a status server lists beside the khstates: their own list-and-watch per scope (the
+ * same scopes as the khstate cache), since a HealthCheck keeps its result in its own status.
+ */
+export function startHealthCheckCache(opts: StateCacheOptions): ObjectCache<HealthCheck> {
+  return startObjectCache<HealthCheck>(opts, { pathOf: healthChecksPath, noun: 'HealthCheck' });
+}
+
+/**
+ * One list of the HealthChecks, for a short-lived process (the CLI, a Lambda). A cluster without v3's CRD
+ * has none: its 404 is an empty list, so khrun keeps listing khchecks where HealthChecks were never installed.
+ */
+export async function listHealthChecks(
+  kc: KubeConfig,
+  namespaces?: readonly string[],
+): Promise<HealthCheck[]> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL };
+  try {
+    const lists = namespaces?.length
+      ? await Promise.all(
+          [...new Set(namespaces)].map((namespace) =>
+            custom.listNamespacedCustomObject({ ...co, namespace }),
+          ),
+        )
+      : [await custom.listClusterCustomObject(co)];
+    return lists.flatMap((list) => (list as { items: HealthCheck[] }).items);
+  } catch (error) {
+    if (isNotFound(error)) return [];
+    throw error;
+  }
+}
