@@ -65,8 +65,8 @@ const STAMP = join(repoRoot, '.khrun/cli.json');
 /**
  * `khrun run --check CHECK` started each way a person or a deployment starts it, reps times each, one
  * process at a time: spawn to first API request and spawn to exit. functions/khrun.mjs is measured with its
- * bundle current (samples where it had to rebuild, because a source changed during the benchmark, are
- * counted apart) and after a source change (its stamp removed before each sample: rebuild, then run).
+ * bundle current and after a source change (its stamp removed before each sample: rebuild, then run);
+ * launcherPaths counts which path each of its samples took.
  */
 export async function measureCliStart(
   bench: BenchCluster,
@@ -97,14 +97,18 @@ export async function measureCliStart(
   ];
   // The checkout bundle built once before its figures, so that the first sample is not a build.
   await spawnRun([process.execPath, launcher, 'help'], kubeconfig);
-  const figures: CliStartFigure[] = [];
-  for (const entry of entries) {
-    opts.log(`  ${entry.name}: ${opts.reps} runs`);
-    const first: number[] = [];
-    const exit: number[] = [];
-    const paths: Record<string, number> = {};
-    const viaLauncher = entry.argv[0] === 'npx' || entry.argv.includes(launcher);
-    for (let i = 0; i < opts.reps; i++) {
+  // Round-robin (one sample of each entry per round), so that a change in the machine's load over the
+  // benchmark weighs on every entry alike.
+  const samples = entries.map(() => ({
+    first: [] as number[],
+    exit: [] as number[],
+    paths: {} as Record<string, number>,
+  }));
+  const viaLauncher = (entry: CliEntry) => entry.argv[0] === 'npx' || entry.argv.includes(launcher);
+  opts.log(`  ${opts.reps} rounds of: ${entries.map((e) => e.name).join('; ')}`);
+  for (let i = 0; i < opts.reps; i++) {
+    for (const [k, entry] of entries.entries()) {
+      const into = samples[k]!;
       await entry.before?.();
       const stamp = readStamp(repoRoot);
       const current = stamp !== undefined && staleReason(repoRoot, stamp) === undefined;
@@ -113,27 +117,28 @@ export async function measureCliStart(
       const exitedAtMs = Date.now();
       const after = readStamp(repoRoot)?.bundle;
       const path = current ? 'bundle current' : after && after !== stamp?.bundle ? 'rebuilt' : 'from source';
-      paths[path] = (paths[path] ?? 0) + 1;
-      // A sample that had to rebuild (a source changed during the benchmark) is no figure of a current bundle.
-      if (viaLauncher && !entry.before && path !== 'bundle current') continue;
+      into.paths[path] = (into.paths[path] ?? 0) + 1;
+      // Only samples that took the path the entry names: a rebuild because a source changed during the
+      // benchmark, or a run from source because another invocation held the build lock, are counted apart.
+      if (viaLauncher(entry) && path !== (entry.before ? 'rebuilt' : 'bundle current')) continue;
       const markerAtMs = Date.now();
       await user.kc.makeApiClient(VersionApi).getCode();
       await waitForAuditFlush(bench.auditLog, user.username, markerAtMs);
       const counted = await countRequests(bench.auditLog, user.username, spawnedAtMs, exitedAtMs);
       if (counted.firstAtMs === undefined) throw new Error(`${entry.name}: no API request seen`);
-      first.push(counted.firstAtMs - spawnedAtMs);
-      exit.push(exitedAtMs - spawnedAtMs);
+      into.first.push(counted.firstAtMs - spawnedAtMs);
+      into.exit.push(exitedAtMs - spawnedAtMs);
     }
-    figures.push({
-      name: entry.name,
-      argv: [...entry.argv, ...args].join(' ').replaceAll(`${repoRoot}/`, ''),
-      firstRequestMs: summarize(first),
-      exitMs: summarize(exit),
-      ...(viaLauncher ? { launcherPaths: paths } : {}),
-    });
   }
+  const figures: CliStartFigure[] = entries.map((entry, k) => ({
+    name: entry.name,
+    argv: [...entry.argv, ...args].join(' ').replaceAll(`${repoRoot}/`, ''),
+    firstRequestMs: summarize(samples[k]!.first),
+    exitMs: summarize(samples[k]!.exit),
+    ...(viaLauncher(entry) ? { launcherPaths: samples[k]!.paths } : {}),
+  }));
   return {
-    how: `each entry spawned ${opts.reps} times in turn from the checkout (cwd), one process at a time, node ${process.version}; khrun run --check of a check whose checker reports at once, against the local cluster; first request from the API server's audit log (the CLI's own ServiceAccount), exit from the parent's wall clock; the API server's and this process's clocks are the same machine's`,
+    how: `${opts.reps} rounds, each spawning every entry once in turn from the checkout (cwd), one process at a time, node ${process.version}; khrun run --check of a check whose checker reports at once, against the local cluster; first request from the API server's audit log (the CLI's own ServiceAccount), exit from the parent's wall clock; the API server's and this process's clocks are the same machine's`,
     entries: figures,
   };
 }
