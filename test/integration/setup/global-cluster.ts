@@ -4,6 +4,7 @@ import type { TestProject } from 'vitest/node';
 import { resolveKubectl } from '../../../lib/local/binaries.ts';
 import { type LocalCluster, startLocalCluster } from '../../../lib/local/cluster.ts';
 import { kuberhealthyV2ImageMap } from '../../../lib/local/kuberhealthy-v2.ts';
+import { kuberhealthyV3Binary, kuberhealthyV3ImageMap } from '../../../lib/local/kuberhealthy-v3.ts';
 import { goCheckerBinary } from '../helpers/khrun.ts';
 
 declare module 'vitest' {
@@ -35,6 +36,14 @@ export async function setup(project: TestProject): Promise<void> {
     buildDir: join(root, 'infra/build'),
     onProgress: (line) => console.log(`[build] ${line}`),
   });
+  // Kuberhealthy v3.0.0's controller, for its image in v3's own manifests (helpers/kuberhealthy-v3.ts).
+  const kuberhealthyV3 = kuberhealthyV3ImageMap(
+    await kuberhealthyV3Binary({
+      cacheDir,
+      buildDir: join(root, 'infra/build'),
+      onProgress: (line) => console.log(`[build] ${line}`),
+    }),
+  );
   cluster = await startLocalCluster({
     kubebuilderAssets: process.env.KUBEBUILDER_ASSETS || undefined,
     cacheDir:
@@ -44,7 +53,11 @@ export async function setup(project: TestProject): Promise<void> {
     // Pods of the image `khrun` (infra/deploy, the chart) run the test build (helpers/deploy.ts).
     khrunDistDir: join(root, '.khrun/test-dist'),
     // Checker pods of `node` images may leave out command (args only), as the image's entrypoint is node.
-    imageMap: [{ image: 'node', entrypoint: [process.execPath], cmd: [] }, ...kuberhealthyV2],
+    imageMap: [
+      { image: 'node', entrypoint: [process.execPath], cmd: [] },
+      ...kuberhealthyV2,
+      ...kuberhealthyV3,
+    ],
     onProgress: (line) => console.log(`[local cluster] ${line}`),
   });
   console.log(
