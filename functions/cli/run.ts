@@ -9,7 +9,7 @@ import { commonFlags } from './flags.ts';
 export const run: CliCommand = {
   spec: {
     name: 'run',
-    synopsis: '--check NAME',
+    synopsis: '--check NAME | --job NAME | --healthcheck NAME',
     summary: 'run one iteration of a khcheck and record its outcome in the khstate',
     description:
       'Runs one iteration of a khcheck end to end: claims the run in the khstate, creates the checker pod, ' +
@@ -19,6 +19,16 @@ export const run: CliCommand = {
       'the phases are shown on stderr as they happen.',
     flags: {
       check: { type: 'string', value: 'NAME', help: 'the khcheck to run (else CHECK_NAME)' },
+      job: {
+        type: 'string',
+        value: 'NAME',
+        help: 'a khjob to run once instead: nothing to do if it already ran (else KHJOB_NAME)',
+      },
+      healthcheck: {
+        type: 'string',
+        value: 'NAME',
+        help: 'a Kuberhealthy v3 HealthCheck to run instead, its result in its status (else HEALTHCHECK_NAME)',
+      },
       ...commonFlags({
         namespaces: {
           kind: 'one',
@@ -49,6 +59,8 @@ export const run: CliCommand = {
     },
     env: [
       'CHECK_NAME',
+      'KHJOB_NAME',
+      'HEALTHCHECK_NAME',
       'CHECK_NAMESPACE',
       'KUBECONFIG',
       'KH_EXTERNAL_REPORTING_URL',

@@ -2,17 +2,23 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { EXIT } from '../core/exit-codes.ts';
 import type { Log } from '../core/log.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
+import { runHealthCheck } from '../healthcheck/run-healthcheck.ts';
+import { JobNotFoundError } from '../job/run-khjob.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import { type ReportHosting, runCheck } from '../run/invocation.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { formatDocument } from './document.ts';
-import { exitCodeFor, resultJson } from './exit-codes.ts';
+import { khjobRun, runExitCode, runResultJson } from './job-run.ts';
 
 export interface RunCommandOptions {
   kc: KubeConfig;
   namespace: string;
   checkName: string;
+  /** Set for a khjob's run (`--job`): checkName is then the khjob's name. */
+  jobName?: string;
+  /** Set for a HealthCheck's run (`--healthcheck`): checkName is then the HealthCheck's name. */
+  healthCheck?: boolean;
   runner: string;
   /** Where checker pods report (lib/config/report-address.ts decides). */
   report: ReportHosting;
@@ -33,7 +39,8 @@ export interface RunCommandOptions {
 export async function runCommand(opts: RunCommandOptions): Promise<number> {
   const startedMs = Date.now();
   try {
-    const result = await runCheck({
+    const run = opts.jobName ? khjobRun(opts.jobName) : opts.healthCheck ? runHealthCheck : runCheck;
+    const result = await run({
       kc: opts.kc,
       namespace: opts.namespace,
       checkName: opts.checkName,
@@ -56,11 +63,11 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
             }
           : undefined,
     });
-    const json = resultJson(result, { namespace: opts.namespace, name: opts.checkName });
+    const json = runResultJson(result, { namespace: opts.namespace, name: opts.checkName });
     opts.write(opts.output === 'text' ? runResultText(json) : formatDocument(json, opts.output));
-    return exitCodeFor(result);
+    return runExitCode(result);
   } catch (error) {
-    if (error instanceof CheckNotFoundError) {
+    if (error instanceof CheckNotFoundError || error instanceof JobNotFoundError) {
       opts.write(`khrun: ${safe(error.message, { keepNewlines: true })}`);
       return EXIT.usage;
     }
@@ -77,7 +84,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
  * each is shown on its own line with every control character escaped, a newline in it included, so no
  * error can draw on the terminal or pass for a line of khrun's.
  */
-export function runResultText(json: ReturnType<typeof resultJson>): string {
+export function runResultText(json: { check: string; result: string; [field: string]: unknown }): string {
   const j = json as Record<string, unknown>;
   if (j.result === 'recorded') {
     const errors = ((j.errors as string[] | undefined) ?? []).map((e) => safe(e));

@@ -6,6 +6,8 @@ import { ITERATION_DEFAULTS } from '../run/iteration.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';
+import { khjobName } from './job-name.ts';
+import { healthCheckName } from './healthcheck-name.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } from './namespaces.ts';
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
@@ -23,10 +25,12 @@ interface IterationSettings {
 
 function iterationSettings(
   input: ConfigInput<{ check?: string; [flag: string]: string | boolean | undefined }>,
+  jobName?: string,
 ) {
   const name = setting(input, { flags: ['check'], env: ['CHECK_NAME'] });
   const settings: IterationSettings = {
-    checkName: objectName(required(name, 'the name of the khcheck to run'), name.source, 'khcheck'),
+    checkName:
+      jobName ?? objectName(required(name, 'the name of the khcheck to run'), name.source, 'khcheck'),
     leaseMs: secondsMs(setting(input, { env: ['KHRUN_LEASE_SECONDS'] }), {
       defaultSeconds: ITERATION_DEFAULTS.leaseMs / 1000,
     }),
@@ -37,6 +41,10 @@ function iterationSettings(
 
 export interface RunFlags extends KubeconfigFlags, ReportFlags {
   check?: string;
+  /** A khjob to run once instead of a khcheck (else KHJOB_NAME). */
+  job?: string;
+  /** A Kuberhealthy v3 HealthCheck to run instead of a khcheck (else HEALTHCHECK_NAME). */
+  healthcheck?: string;
   namespace?: string;
   /** Refused: a run is one check in one namespace. */
   'all-namespaces'?: boolean;
@@ -49,6 +57,10 @@ export interface RunOptions extends IterationSettings {
   runner: string;
   report: ReportHosting;
   output: 'text' | 'json' | 'yaml';
+  /** Set when the run is a khjob's (--job, KHJOB_NAME): checkName is then the khjob's name. */
+  jobName?: string;
+  /** Set when the run is a HealthCheck's (--healthcheck, HEALTHCHECK_NAME): checkName is then its name. */
+  healthCheck?: boolean;
   /** Fault-suite failpoint (unset in production): SIGKILL the process when the iteration reaches this phase. */
   killAtPhase: string | undefined;
 }
@@ -58,7 +70,9 @@ export interface RunOptions extends IterationSettings {
  * namespace; -A and a comma list are refused.
  */
 export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
-  const settings = iterationSettings(input);
+  const hcName = healthCheckName(input);
+  const jobName = khjobName(input);
+  const settings = iterationSettings(input, jobName ?? hcName);
   const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text');
   const namespaceSetting = oneNamespaceSetting(input, 'a run is one check in one namespace');
   const report = reportSettings(input);
@@ -71,6 +85,8 @@ export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
     runner: identity(input, 'khrun'),
     report: reportHosting(report, { files: kube.files, clusterName: kube.kc.getCurrentCluster()?.name }),
     output,
+    ...(jobName ? { jobName } : {}),
+    ...(hcName ? { healthCheck: true } : {}),
     killAtPhase: setting(input, { env: ['KHRUN_FAILPOINT_KILL_AT'] }).text,
   };
 }

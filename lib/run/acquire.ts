@@ -34,7 +34,7 @@ export interface AcquireDeps {
   endpoints?: EndpointProbe;
 }
 
-interface ClosedRun {
+export interface ClosedRun {
   run: ActiveRun;
   outcome: RunOutcome;
   atMs: number;
@@ -140,7 +140,7 @@ function newRun(
  * report if there was one, else a timeout. Its pods are listed here and removed once the closing write
  * landed (never for a write that lost its race).
  */
-async function closeStaleRun(
+export async function closeStaleRun(
   deps: AcquireDeps,
   check: ValidCheck,
   state: KhState,

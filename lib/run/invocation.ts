@@ -12,6 +12,7 @@ import {
   signedReportUrl,
 } from '../report/report-token.ts';
 import type { KhState } from '../state/resources.ts';
+import type { AcquireDeps } from './acquire.ts';
 import type { RunTimings } from './assess.ts';
 import { httpEndpointProbe } from './endpoint-probe.ts';
 import { kubeEventSink } from './events.ts';
@@ -36,6 +37,8 @@ export interface RunCheckOptions {
   onPhase?: (phase: string, extra?: Record<string, unknown>) => void;
   /** Refuses the run from the khstate the claim reads (lib/takeover's guard). */
   refuse?: (state: KhState | null) => string | undefined;
+  /** Changes the engine's ports before the iteration: a khjob runs through its own (lib/job/job-port.ts). */
+  adapt?: (deps: AcquireDeps) => AcquireDeps;
 }
 
 /**
@@ -73,30 +76,28 @@ export async function runCheck(opts: RunCheckOptions): Promise<IterationResult> 
       const base = server.url;
       reportingUrl = (run) => signedReportUrl(base, key, run);
     }
-    return await runIteration(
-      {
-        kube,
-        clock,
-        ids: { runUuid: randomUUID },
-        log: opts.log,
-        events: kubeEventSink(opts.kc),
-        endpoints: httpEndpointProbe,
-      },
-      {
-        namespace: opts.namespace,
-        checkName: opts.checkName,
-        runner: opts.runner,
-        holder: `${opts.runner}/${randomUUID()}`,
-        hostsReports: opts.report.kind === 'hosted',
-        reportingUrl,
-        signal: opts.signal,
-        timings: opts.timings,
-        leaseMs: opts.leaseMs,
-        keepFinishedPods: opts.keepFinishedPods,
-        onPhase: opts.onPhase,
-        refuse: opts.refuse,
-      },
-    );
+    const deps: AcquireDeps = {
+      kube,
+      clock,
+      ids: { runUuid: randomUUID },
+      log: opts.log,
+      events: kubeEventSink(opts.kc),
+      endpoints: httpEndpointProbe,
+    };
+    return await runIteration(opts.adapt ? opts.adapt(deps) : deps, {
+      namespace: opts.namespace,
+      checkName: opts.checkName,
+      runner: opts.runner,
+      holder: `${opts.runner}/${randomUUID()}`,
+      hostsReports: opts.report.kind === 'hosted',
+      reportingUrl,
+      signal: opts.signal,
+      timings: opts.timings,
+      leaseMs: opts.leaseMs,
+      keepFinishedPods: opts.keepFinishedPods,
+      onPhase: opts.onPhase,
+      refuse: opts.refuse,
+    });
   } finally {
     await server?.close();
   }

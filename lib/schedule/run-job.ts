@@ -32,6 +32,8 @@ export interface CheckRef {
   timeoutMs: number;
   /** The check's run interval, which sizes how long its finished Job stays (job-retention.ts). */
   runIntervalMs?: number;
+  /** A khjob's run (`khrun run --job`, KHJOB_NAME) instead of a khcheck's. */
+  kind?: 'khjob';
 }
 
 const hash = (text: string, length: number) =>
@@ -62,6 +64,9 @@ function withEnv(env: V1EnvVar[] | undefined, set: Record<string, string>): V1En
   return [...kept, ...Object.entries(set).map(([name, value]) => ({ name, value }))];
 }
 
+/** The variable naming what the runner runs: a khcheck (CHECK_NAME) or a khjob (KHJOB_NAME). */
+const nameEnv = (check: CheckRef) => (check.kind === 'khjob' ? 'KHJOB_NAME' : 'CHECK_NAME');
+
 /** The name of the runner container a template holds (for podFailurePolicy). */
 export function runnerContainerName(template: V1PodTemplateSpec): string {
   const containers = template.spec?.containers ?? [];
@@ -86,7 +91,7 @@ export function runJobSpec(template: V1PodTemplateSpec, check: CheckRef, opts: R
   };
   const containers: V1Container[] = (template.spec?.containers ?? []).map((c) =>
     c.name === runner
-      ? { ...c, env: withEnv(c.env, { CHECK_NAME: check.name, CHECK_NAMESPACE: check.namespace }) }
+      ? { ...c, env: withEnv(c.env, { [nameEnv(check)]: check.name, CHECK_NAMESPACE: check.namespace }) }
       : c,
   );
   return {

@@ -18,6 +18,7 @@ import {
   type KhCheck,
   type KhState,
 } from '../state/resources.ts';
+import { listKhJobs } from './list-khjobs.ts';
 import {
   CHECK_LABEL,
   type CheckRef,
@@ -59,6 +60,7 @@ export function tickKube(kc: KubeConfig): TickKube {
     readState: (namespace, name) => retryTransient(() => port.readState(namespace, name)),
     createState: port.createState,
     replaceState: port.replaceState,
+    listJobs: (scope) => retryTransient(() => listKhJobs(kc, scope)),
   };
 }
 
@@ -98,7 +100,8 @@ export function jobDispatcher(opts: {
   const batch = opts.kc.makeApiClient(BatchV1Api);
   return {
     refFor: (check, nowMs) =>
-      `${fitName('khrun-run', check, 52 - 9)}-${Math.floor(nowMs / 1000).toString(36)}`,
+      `${fitName(check.kind === 'khjob' ? 'khrun-job' : 'khrun-run', check, 52 - 9)}-${Math.floor(nowMs / 1000).toString(36)}`,
+    runsKhJobs: true,
     async dispatch(check: CheckRef, ref: string) {
       try {
         await batch.createNamespacedJob({

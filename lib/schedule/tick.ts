@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
+import type { KhJob } from '../job/khjob.ts';
 import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import {
@@ -14,6 +15,7 @@ import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings, decideDue } from './due.ts';
 import type { CheckRef } from './run-job.ts';
 import { scheduleOf } from './schedule-of.ts';
+import { dispatchDueJobs } from './tick-jobs.ts';
 
 /** What a tick needs from the API server, shaped like the domain; the real one is tick-kube.ts. */
 export interface TickKube {
@@ -24,6 +26,8 @@ export interface TickKube {
   createState(state: KhState, writer?: string): Promise<KhState>;
   /** metadata.resourceVersion is the precondition; throws WriteConflict on 409. */
   replaceState(state: KhState, writer?: string): Promise<KhState>;
+  /** The khjobs in scope ([] where the khjob CRD is not installed); absent: the tick runs no khjobs. */
+  listJobs?(scope: NamespaceScope): Promise<KhJob[]>;
 }
 
 /** Sends one invocation of the runner for a check: a Job (cluster mode) or an async Lambda call (AWS). */
@@ -31,6 +35,8 @@ export interface Dispatcher {
   /** The name the invocation will have, recorded in the claim before it is sent. */
   refFor(check: CheckRef, nowMs: number): string;
   dispatch(check: CheckRef, ref: string): Promise<void>;
+  /** Whether it can send a khjob's run (CheckRef kind khjob); the Lambda's cannot. */
+  runsKhJobs?: boolean;
 }
 
 export type TickEntry = {
@@ -66,7 +72,11 @@ export async function runTick(
   const { kube, log } = deps;
   const timings = cfg.timings ?? DEFAULT_DUE_TIMINGS;
   const maxAttempts = cfg.maxAttempts ?? 4;
-  const [checks, states] = await Promise.all([kube.listChecks(cfg.scope), kube.listStates(cfg.scope)]);
+  const [checks, states, jobs] = await Promise.all([
+    kube.listChecks(cfg.scope),
+    kube.listStates(cfg.scope),
+    deps.dispatcher.runsKhJobs && kube.listJobs ? kube.listJobs(cfg.scope) : [],
+  ]);
   const stateByKey = new Map(states.map((s) => [keyOf(s.metadata.namespace, s.metadata.name), s]));
   const entries: TickEntry[] = [];
   const sorted = [...checks].sort((a, b) =>
@@ -134,7 +144,8 @@ export async function runTick(
       entries.push({ check: ref, decision, result: 'failed', ref: claimed.claim.ref, error: message });
     }
   }
-  return entries;
+  const jobStates = { jobs, states: stateByKey, identity: cfg.identity, timings, maxAttempts };
+  return [...entries, ...(await dispatchDueJobs(deps, jobStates))];
 }
 
 type ClaimResult =
@@ -186,7 +197,7 @@ async function claimDispatch(
 }
 
 /** Gives a claim back, only if it is still ours (another tick may have claimed since). Best effort. */
-async function releaseClaim(kube: TickKube, namespace: string, name: string, claim: DispatchClaim) {
+export async function releaseClaim(kube: TickKube, namespace: string, name: string, claim: DispatchClaim) {
   try {
     await updateKhStateWithRetry<void>(
       kube,

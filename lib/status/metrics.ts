@@ -12,6 +12,7 @@ import {
   readTotals,
 } from '../state/totals.ts';
 import { addHealthCheckSeries } from './healthcheck-metrics.ts';
+import { addJobSeries } from './job-metrics.ts';
 import { buildStatus, checkKey } from './status-json.ts';
 
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -215,5 +216,6 @@ export async function renderMetrics(states: readonly KhState[], input: RenderMet
       histogramSeries,
     ),
   );
+  addJobSeries(registry, status.JobDetails, input.options);
   return registry.metrics();
 }

@@ -1,6 +1,7 @@
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import { readActiveRun, readLastOutcome } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
+import { isJobState } from '../state/workload.ts';
 import { listedHealthChecks, type V3CheckDetail } from './healthcheck-json.ts';
 
 /** One check in v2's status JSON: the khstate spec with v2's keys, in v2's (Go struct) order. */
@@ -111,7 +112,8 @@ export function buildStatus(states: readonly KhState[], opts: StatusOptions): V2
       status.Errors.push(error);
       status.OK = false;
     }
-    status.CheckDetails[key] = details;
+    // v2 lists a khjob's khstate under JobDetails; khrun labels those it writes (state/workload.ts).
+    (isJobState(state) ? status.JobDetails : status.CheckDetails)[key] = details;
   }
   if (opts.metadata && Object.keys(opts.metadata).length > 0) status.Metadata = opts.metadata;
   const hcs = listedHealthChecks(opts.healthChecks ?? [], opts.namespaces);

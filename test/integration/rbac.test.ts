@@ -37,6 +37,8 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
   'khrun-runner': {
     allowed: [
       ['get', 'khchecks', OTHER, kh],
+      ['get', 'khjobs', OTHER, kh],
+      ['update', 'khjobs', OTHER, kh],
       ['get', 'khstates', OTHER, kh],
       ['create', 'khstates', OTHER, kh],
       ['update', 'khstates', OTHER, kh],
@@ -51,6 +53,8 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
     denied: [
       ['list', 'khchecks', OTHER, kh],
       ['update', 'khchecks', OTHER, kh],
+      ['list', 'khjobs', OTHER, kh],
+      ['delete', 'khjobs', OTHER, kh],
       ['create', 'jobs', ns, { group: 'batch' }],
       ['get', 'secrets', ns],
       ['update', 'pods', OTHER],
@@ -60,6 +64,7 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
   'khrun-tick': {
     allowed: [
       ['list', 'khchecks', OTHER, kh],
+      ['list', 'khjobs', OTHER, kh],
       ['list', 'khstates', OTHER, kh],
       ['update', 'khstates', OTHER, kh],
       ['create', 'khstates', OTHER, kh],
@@ -72,6 +77,7 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['create', 'pods', ns],
       ['delete', 'khstates', OTHER, kh],
       ['update', 'khchecks', OTHER, kh],
+      ['update', 'khjobs', OTHER, kh],
       ['get', 'podtemplates', ns, { name: 'other-template' }],
       ['get', 'secrets', ns],
     ],

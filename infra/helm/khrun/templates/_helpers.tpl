@@ -75,8 +75,8 @@ namespaces, hostPath volumes or privileged containers. */}}
 {{- end }}
 
 {{/* CEL validations: the pod spec variables.pod is the khrun-runner PodTemplate's (variables.template) as
-the tick and sync copy it (lib/schedule/run-job.ts): the same containers with CHECK_NAME and CHECK_NAMESPACE
-added to the environment, run as khrun-runner. Anything else would run the runner's image as another
+the tick and sync copy it (lib/schedule/run-job.ts): the same containers with CHECK_NAME (a khjob's:
+KHJOB_NAME) and CHECK_NAMESPACE added to the environment, run as khrun-runner. Anything else would run the runner's image as another
 identity, or another program as the runner. */}}
 {{- define "khrun.runsRunnerTemplate" -}}
 - expression: |-
@@ -89,12 +89,12 @@ identity, or another program as the runner. */}}
          && (has(c.volumeMounts) ? c.volumeMounts : []) == (has(t.volumeMounts) ? t.volumeMounts : [])
          && has(c.securityContext) == has(t.securityContext)
          && (!has(c.securityContext) || c.securityContext == t.securityContext)
-         && (has(c.env) ? c.env.filter(e, !(e.name in ['CHECK_NAME', 'CHECK_NAMESPACE'])) : [])
-            == (has(t.env) ? t.env.filter(e, !(e.name in ['CHECK_NAME', 'CHECK_NAMESPACE'])) : [])))
+         && (has(c.env) ? c.env.filter(e, !(e.name in ['CHECK_NAME', 'KHJOB_NAME', 'CHECK_NAMESPACE'])) : [])
+            == (has(t.env) ? t.env.filter(e, !(e.name in ['CHECK_NAME', 'KHJOB_NAME', 'CHECK_NAMESPACE'])) : [])))
   reason: Forbidden
   message: >-
     the runner's containers are the khrun-runner PodTemplate's (images, commands, arguments, environment,
-    mounts, security contexts); only CHECK_NAME and CHECK_NAMESPACE are added
+    mounts, security contexts); only CHECK_NAME (or KHJOB_NAME) and CHECK_NAMESPACE are added
 - expression: |-
     (has(variables.pod.initContainers) ? variables.pod.initContainers : [])
       == (has(variables.template.initContainers) ? variables.template.initContainers : [])
@@ -112,4 +112,47 @@ identity, or another program as the runner. */}}
   message: >-
     the runner's pod is the khrun-runner PodTemplate's: the same init containers, volumes, host namespaces
     and pod security context
+{{- end }}
+
+{{/* CEL validation of policies 2 and 2b (admission.yaml): a checker pod runs the podSpec of the object
+(params, one per object of the namespace) its kuberhealthy-check-name label names, owned by it (uid). The
+context is a dict: kind (KuberhealthyCheck, KuberhealthyJob) and what (khcheck, khjob), for the message. */}}
+{{- define "khrun.runsItsPodSpec" -}}
+- expression: |-
+    params.metadata.name != variables.check || (
+      object.metadata.ownerReferences.exists(o, o.kind == '{{ .kind }}' && o.uid == params.metadata.uid)
+      && variables.serviceAccount == (
+           has(variables.checkSpec.serviceAccountName) && variables.checkSpec.serviceAccountName != ''
+           ? variables.checkSpec.serviceAccountName
+           : has(variables.checkSpec.serviceAccount) && variables.checkSpec.serviceAccount != ''
+           ? variables.checkSpec.serviceAccount : 'default')
+      && object.spec.containers.map(c, c.image)
+         == variables.checkSpec.containers.map(c, has(c.image) ? c.image : '')
+      && (has(object.spec.initContainers) ? object.spec.initContainers.map(c, c.image) : [])
+         == (has(variables.checkSpec.initContainers)
+             ? variables.checkSpec.initContainers.map(c, has(c.image) ? c.image : '') : [])
+      && (has(object.spec.hostNetwork) && object.spec.hostNetwork)
+         == (has(variables.checkSpec.hostNetwork) && variables.checkSpec.hostNetwork)
+      && (has(object.spec.hostPID) && object.spec.hostPID)
+         == (has(variables.checkSpec.hostPID) && variables.checkSpec.hostPID)
+      && (has(object.spec.hostIPC) && object.spec.hostIPC)
+         == (has(variables.checkSpec.hostIPC) && variables.checkSpec.hostIPC)
+      && object.spec.containers.all(c,
+           !(has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)
+           || variables.checkSpec.containers.exists(k, k.name == c.name && has(k.securityContext)
+                && has(k.securityContext.privileged) && k.securityContext.privileged))
+      && (!has(object.spec.initContainers) || object.spec.initContainers.all(c,
+           !(has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)
+           || (has(variables.checkSpec.initContainers) && variables.checkSpec.initContainers.exists(k,
+                k.name == c.name && has(k.securityContext) && has(k.securityContext.privileged)
+                && k.securityContext.privileged))))
+      && (!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath)
+           || (has(variables.checkSpec.volumes) && variables.checkSpec.volumes.exists(k,
+                k.name == v.name && has(k.hostPath) && k.hostPath.path == v.hostPath.path))))
+    )
+  reason: Forbidden
+  messageExpression: >-
+    'a checker pod of {{ .what }} ' + variables.check + ' runs its podSpec as written: the same
+    serviceAccountName, images, host namespaces, privileged containers and hostPath volumes, owned by
+    that {{ .what }} (uid)'
 {{- end }}
