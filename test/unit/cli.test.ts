@@ -114,7 +114,9 @@ describe('the khrun process', () => {
     async () => {
       const help = await spawnCli(['run', '--help']);
       expect(help).toMatchObject({ code: 0, stderr: '' });
-      expect(help.stdout).toMatch(/^usage: khrun run --check NAME \| --job NAME \| --healthcheck NAME \[flags\]\n/);
+      expect(help.stdout).toMatch(
+        /^usage: khrun run --check NAME \| --job NAME \| --healthcheck NAME \[flags\]\n/,
+      );
       expect(help.stdout).toContain('-n, --namespace NS');
       expect((await spawnCli(['help', 'run'])).stdout).toBe(help.stdout);
     },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideJobStep, JOB_RUNNER_ANNOTATION } from '../../lib/job/decide.ts';
-import { type KhJob, jobAsCheck, phaseOf } from '../../lib/job/khjob.ts';
+import { jobAsCheck, type KhJob, phaseOf } from '../../lib/job/khjob.ts';
 import { nextPhase } from '../../lib/job/phase.ts';
 import { decideJobDue } from '../../lib/schedule/due-jobs.ts';
 import { type ActiveRun, ANNOTATION, newKhState } from '../../lib/state/khstate.ts';

@@ -193,7 +193,7 @@ describe("the khjob's port", () => {
   it('refuses a claim that would start a recorded run again, before anything is written', async () => {
     const h = harness(khjob());
     await h.run(h.iterate(OK));
-    const port = jobKubePort(h.kube, khjob(), (ns, n) => h.jobs.readJob());
+    const port = jobKubePort(h.kube, khjob(), () => h.jobs.readJob());
     const check = validateCheck(jobAsCheck({ ...khjob(), metadata: { ...khjob().metadata } }));
     if (!check.ok) throw new Error(check.reason);
     const writes = h.kube.stateHistory.length;
