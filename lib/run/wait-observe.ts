@@ -131,7 +131,9 @@ function decide(ctx: WaitContext, memory: WaitMemory, nowMs: number): WaitStep {
       namespace: ctx.namespace,
       state: m.state,
       pod: m.pod,
-      podSeen: m.podSeen,
+      // Before the first view nothing was seen of the pod: missing from no view, it was not deleted (a
+      // deadline shorter than the watch's first list, e.g. a 1s timeout on a busy API server, times out).
+      podSeen: m.primed && m.podSeen,
       podTerminalSinceMs: m.terminalSinceMs,
       nowMs,
     },

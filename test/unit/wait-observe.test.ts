@@ -105,10 +105,12 @@ describe('observeWait: what to do next', () => {
       phases: [],
     },
     {
-      name: 'before the first view and past the deadline, a known pod that is missing was deleted',
+      // Kuberhealthy's own kh-test-fail-short-timeout (timeout 1s): the deadline came before the watch's
+      // first list; nothing showed the pod deleted, and v2 records a timeout there (it was Skipped).
+      name: 'before the first view and past the deadline, a created pod not yet seen times out',
       memory: initialWaitMemory(LIVE, true),
       observation: tick(T0 + 300_000),
-      decision: { kind: 'finish', removePods: false, outcome: { kind: 'Skipped', ok: true } },
+      decision: { kind: 'finish', removePods: true, outcome: { kind: 'TimedOut', ok: false } },
       phases: [],
     },
     {
