@@ -9,6 +9,16 @@ import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
 import { oneLine, truncateChars } from '../core/text.ts';
+import { checkViewOf } from '../healthcheck/check-view.ts';
+import {
+  HC_GROUP,
+  HC_KIND,
+  HC_PLURAL,
+  HC_POD,
+  HC_VERSION,
+  type HealthCheck,
+} from '../healthcheck/resources.ts';
+import { FOREIGN_RUNNER, stateViewOf, timeoutMsOf } from '../healthcheck/state-view.ts';
 import { isNotFound } from '../kube/errors.ts';
 import { readHistory } from '../state/history.ts';
 import {
@@ -26,6 +36,7 @@ import {
   type KhState,
 } from '../state/resources.ts';
 import { readTotals } from '../state/totals.ts';
+import { healthCheckHasRun, runIntervalMsOf } from '../status/healthcheck-json.ts';
 import { runDurationSeconds } from '../status/metrics.ts';
 import { hasRun } from '../status/status-json.ts';
 import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
@@ -38,6 +49,8 @@ export interface DescribeView {
   state: KhState | null;
   pods: V1Pod[];
   events: CoreV1Event[];
+  /** Set when what is described is a Kuberhealthy v3 HealthCheck (check and state are its views). */
+  kind?: typeof HC_KIND;
 }
 
 const ms = (t: Date | string | undefined | null) => (t ? new Date(t).getTime() : Number.NaN);
@@ -98,6 +111,7 @@ export function renderDescribe(view: DescribeView, opts: { nowMs: number; color:
     `${new Date(at).toISOString().replace('.000Z', 'Z')} (${humanDuration(nowMs - at)} ago)`;
   field('Name', safe(view.name));
   field('Namespace', safe(view.namespace));
+  if (view.kind) field('Kind', `${view.kind} (${HC_GROUP}/${HC_VERSION})`);
   if (check) {
     field('Run Interval', safe(check.spec?.runInterval ?? ''));
     field('Timeout', safe(check.spec?.timeout ?? ''));
@@ -200,7 +214,58 @@ export async function readDescribeView(
   return { name, namespace, check, state, pods: pods.items, events: events.items };
 }
 
-/** `khrun describe CHECK`: exit 2 when neither a khcheck nor a khstate of that name exists. */
+/**
+ * A HealthCheck as describe shows a khcheck: its khcheck and khstate views (lib/healthcheck), its pods by
+ * v3's `healthcheck` label and the Events on it; null when there is none of that name.
+ */
+export async function readHealthCheckDescribeView(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+): Promise<DescribeView | null> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const hc = (await orNull(
+    custom.getNamespacedCustomObject({
+      group: HC_GROUP,
+      version: HC_VERSION,
+      plural: HC_PLURAL,
+      namespace,
+      name,
+    }),
+  )) as HealthCheck | null;
+  if (!hc) return null;
+  const [pods, events] = await Promise.all([
+    core.listNamespacedPod({ namespace, labelSelector: `${HC_POD.checkLabel}=${name}` }),
+    core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.kind=${HC_KIND},involvedObject.name=${name}`,
+    }),
+  ]);
+  const check = checkViewOf(hc, { timeoutMs: timeoutMsOf(hc), runIntervalMs: runIntervalMsOf(hc) });
+  return {
+    name,
+    namespace,
+    check,
+    state: describedState(hc),
+    pods: pods.items,
+    events: events.items,
+    kind: HC_KIND,
+  };
+}
+
+/**
+ * The khstate view describe shows for a HealthCheck. A run by v3's controller records no pod, and the view's
+ * AuthoritativePod (khrun's annotation) is what "has run" is read from, so such a run is shown as by
+ * FOREIGN_RUNNER instead of as never run. Pure.
+ */
+export function describedState(hc: HealthCheck): KhState {
+  const state = stateViewOf(hc);
+  if (!state.spec.AuthoritativePod && healthCheckHasRun(hc)) state.spec.AuthoritativePod = FOREIGN_RUNNER;
+  return state;
+}
+
+/** `khrun describe CHECK`: a khcheck or khstate, else a HealthCheck; exit 2 when none of that name exists. */
 export async function describeCommand(opts: {
   kc: KubeConfig;
   namespace: string;
@@ -209,9 +274,13 @@ export async function describeCommand(opts: {
   nowMs: () => number;
   write: (text: string) => void;
 }): Promise<number> {
-  const view = await readDescribeView(opts.kc, opts.namespace, opts.name);
-  if (!view.check && !view.state) {
-    opts.write(`khrun: no khcheck or khstate named ${opts.name} in namespace ${opts.namespace}`);
+  const khcheck = await readDescribeView(opts.kc, opts.namespace, opts.name);
+  const view =
+    khcheck.check || khcheck.state
+      ? khcheck
+      : await readHealthCheckDescribeView(opts.kc, opts.namespace, opts.name);
+  if (!view) {
+    opts.write(`khrun: no khcheck, khstate or HealthCheck named ${opts.name} in namespace ${opts.namespace}`);
     return EXIT.usage;
   }
   opts.write(renderDescribe(view, { nowMs: opts.nowMs(), color: opts.color }));

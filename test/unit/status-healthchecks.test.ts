@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { describedState, renderDescribe } from '../../lib/commands/describe.ts';
 import { healthCheckRows, mergeRows, renderStatusTable, statusRows } from '../../lib/commands/status.ts';
+import { checkViewOf } from '../../lib/healthcheck/check-view.ts';
 import type { HealthCheck, HealthCheckStatus } from '../../lib/healthcheck/resources.ts';
+import { timeoutMsOf } from '../../lib/healthcheck/state-view.ts';
 import { newKhState } from '../../lib/state/khstate.ts';
 import type { KhCheck, KhState } from '../../lib/state/resources.ts';
-import { healthCheckDetail, listedHealthChecks } from '../../lib/status/healthcheck-json.ts';
+import { healthCheckDetail, listedHealthChecks, runIntervalMsOf } from '../../lib/status/healthcheck-json.ts';
 import { renderMetrics } from '../../lib/status/metrics.ts';
 import { buildStatus } from '../../lib/status/status-json.ts';
 import { parsePromText } from '../helpers/prom-text.ts';
@@ -203,5 +206,31 @@ describe('khrun status: both kinds in one table', () => {
     const table = renderStatusTable([row!], { ...view, wide: true });
     expect(table).toContain('for 60s');
     expect(table).not.toContain('secret-run-uuid');
+  });
+});
+
+describe('khrun describe: a HealthCheck through its views', () => {
+  it('shows the kind, the v3 durations and the status from the HealthCheck', () => {
+    const check = checkViewOf(failed, {
+      timeoutMs: timeoutMsOf(failed),
+      runIntervalMs: runIntervalMsOf(failed),
+    });
+    const text = renderDescribe(
+      {
+        name: 'web',
+        namespace: 'b',
+        check,
+        state: describedState(failed),
+        pods: [],
+        events: [],
+        kind: 'HealthCheck',
+      },
+      { nowMs: NOW, color: false },
+    );
+    expect(text).toMatch(/^Kind:\s+HealthCheck \(kuberhealthy\.github\.io\/v2\)$/m);
+    expect(text).toMatch(/^Run Interval:\s+1m0s$/m);
+    expect(text).toMatch(/^Timeout:\s+20s$/m);
+    expect(text).toMatch(/^Status:\s+FAILING/m);
+    expect(text).toMatch(/^Last Run:\s.*by kuberhealthy$/m);
   });
 });
