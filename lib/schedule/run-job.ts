@@ -32,8 +32,8 @@ export interface CheckRef {
   timeoutMs: number;
   /** The check's run interval, which sizes how long its finished Job stays (job-retention.ts). */
   runIntervalMs?: number;
-  /** A khjob's run (`khrun run --job`, KHJOB_NAME) instead of a khcheck's. */
-  kind?: 'khjob';
+  /** A khjob's run (`khrun run --job`, KHJOB_NAME) or a HealthCheck's (HEALTHCHECK_NAME), not a khcheck's. */
+  kind?: 'khjob' | 'healthcheck';
 }
 
 const hash = (text: string, length: number) =>
@@ -64,8 +64,9 @@ function withEnv(env: V1EnvVar[] | undefined, set: Record<string, string>): V1En
   return [...kept, ...Object.entries(set).map(([name, value]) => ({ name, value }))];
 }
 
-/** The variable naming what the runner runs: a khcheck (CHECK_NAME) or a khjob (KHJOB_NAME). */
-const nameEnv = (check: CheckRef) => (check.kind === 'khjob' ? 'KHJOB_NAME' : 'CHECK_NAME');
+/** The variable naming what the runner runs: a khcheck (CHECK_NAME), khjob or HealthCheck. */
+const NAME_ENV = { khjob: 'KHJOB_NAME', healthcheck: 'HEALTHCHECK_NAME' } as const;
+const nameEnv = (check: CheckRef) => (check.kind ? NAME_ENV[check.kind] : 'CHECK_NAME');
 
 /** The name of the runner container a template holds (for podFailurePolicy). */
 export function runnerContainerName(template: V1PodTemplateSpec): string {

@@ -9,6 +9,7 @@ import { isNotFound } from '../kube/errors.ts';
 import { retryTransient } from '../kube/transient.ts';
 import { KHCHECK_PLURAL, type KhCheck } from '../state/resources.ts';
 import { CHECK_CRONJOB_COMPONENT } from './check-cronjob.ts';
+import { listHealthChecks } from './list-kinds.ts';
 import { COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from './run-job.ts';
 import type { SyncKube } from './sync.ts';
 import { listInScope } from './tick-kube.ts';
@@ -22,6 +23,7 @@ export function syncKube(kc: KubeConfig): SyncKube {
   const existing = new Map<string, string | undefined>();
   return {
     listChecks: (scope) => retryTransient(() => listInScope<KhCheck>(kc, KHCHECK_PLURAL, scope)),
+    listHealthChecks: (scope) => retryTransient(() => listHealthChecks(kc, scope)),
     async listManagedCronJobs(scope) {
       const items = await retryTransient(async () =>
         scope === 'all'

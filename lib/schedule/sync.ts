@@ -1,13 +1,17 @@
 import type { V1CronJob, V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { Log } from '../core/log.ts';
+import type { HealthCheck } from '../healthcheck/resources.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { KhCheck } from '../state/resources.ts';
 import { checkCronJob } from './check-cronjob.ts';
+import { healthCheckCronJob } from './healthcheck-cronjob.ts';
 import type { RunJobOptions } from './run-job.ts';
 
 /** What sync needs from the API server; the real one is sync-kube.ts. */
 export interface SyncKube {
   listChecks(scope: NamespaceScope): Promise<KhCheck[]>;
+  /** Kuberhealthy v3 HealthChecks in scope ([] without v3's CRD); absent: sync makes none for them. */
+  listHealthChecks?(scope: NamespaceScope): Promise<HealthCheck[]>;
   /** The CronJobs sync made earlier (managed-by khrun, component check-cronjob) in the scope. */
   listManagedCronJobs(scope: NamespaceScope): Promise<V1CronJob[]>;
   /** Server-side apply; says whether the object was created, changed or already as desired. */
@@ -26,21 +30,27 @@ export type SyncResult = SyncAction & {
 const key = (namespace: string | undefined, name: string | undefined) => `${namespace ?? ''}/${name ?? ''}`;
 
 /**
- * Decides the CronJobs that should exist (pure): one per khcheck, and the deletion of every managed
- * CronJob whose khcheck is gone.
+ * Decides the CronJobs that should exist (pure): one per khcheck and one per Kuberhealthy v3 HealthCheck,
+ * and the deletion of every managed CronJob whose khcheck or HealthCheck is gone.
  */
 export function planSync(
   checks: KhCheck[],
   existing: V1CronJob[],
   template: V1PodTemplateSpec,
   opts: RunJobOptions,
+  healthChecks: readonly HealthCheck[] = [],
 ): SyncAction[] {
   const actions: SyncAction[] = [];
   const wanted = new Set<string>();
-  for (const check of [...checks].sort((a, b) =>
-    key(a.metadata.namespace, a.metadata.name).localeCompare(key(b.metadata.namespace, b.metadata.name)),
-  )) {
-    const { cronJob, choice, problem } = checkCronJob(check, template, opts);
+  const byKey = <T extends { metadata: { namespace: string; name: string } }>(items: readonly T[]) =>
+    [...items].sort((a, b) =>
+      key(a.metadata.namespace, a.metadata.name).localeCompare(key(b.metadata.namespace, b.metadata.name)),
+    );
+  const made = [
+    ...byKey(checks).map((check) => checkCronJob(check, template, opts)),
+    ...byKey(healthChecks).map((hc) => healthCheckCronJob(hc, template, opts)),
+  ];
+  for (const { cronJob, choice, problem } of made) {
     wanted.add(key(cronJob.metadata?.namespace, cronJob.metadata?.name));
     const notes = [
       ...(problem
@@ -69,11 +79,12 @@ export async function runSync(
   deps: { kube: SyncKube; log: Log },
   cfg: { scope: NamespaceScope; template: V1PodTemplateSpec; jobOptions: RunJobOptions; dryRun: boolean },
 ): Promise<SyncResult[]> {
-  const [checks, existing] = await Promise.all([
+  const [checks, existing, healthChecks] = await Promise.all([
     deps.kube.listChecks(cfg.scope),
     deps.kube.listManagedCronJobs(cfg.scope),
+    deps.kube.listHealthChecks ? deps.kube.listHealthChecks(cfg.scope) : [],
   ]);
-  const plan = planSync(checks, existing, cfg.template, cfg.jobOptions);
+  const plan = planSync(checks, existing, cfg.template, cfg.jobOptions, healthChecks);
   const results: SyncResult[] = [];
   for (const action of plan) {
     if (cfg.dryRun) {

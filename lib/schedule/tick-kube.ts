@@ -5,6 +5,8 @@ import {
   type KubeConfig,
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
+import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
+import { healthCheckPort } from '../healthcheck/healthcheck-port.ts';
 import { classifyApiError, isNotFound } from '../kube/errors.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
@@ -18,7 +20,7 @@ import {
   type KhCheck,
   type KhState,
 } from '../state/resources.ts';
-import { listKhJobs } from './list-khjobs.ts';
+import { listHealthChecks, listKhJobs } from './list-kinds.ts';
 import {
   CHECK_LABEL,
   type CheckRef,
@@ -37,19 +39,27 @@ import type { Dispatcher, TickKube } from './tick.ts';
 const co = { group: KH_GROUP, version: KH_VERSION };
 
 /** Lists a khrun custom resource in the scope: one cluster-wide list, or one list per namespace. */
-export async function listInScope<T>(kc: KubeConfig, plural: string, scope: NamespaceScope): Promise<T[]> {
+export async function listInScope<T>(
+  kc: KubeConfig,
+  plural: string,
+  scope: NamespaceScope,
+  api: { group: string; version: string } = co,
+): Promise<T[]> {
   // Through a timed client: the tick's due times are judged by the API server's clock these lists set.
   const custom = apiClient(kc, CustomObjectsApi);
   if (scope === 'all')
-    return ((await custom.listClusterCustomObject({ ...co, plural })) as { items: T[] }).items;
+    return ((await custom.listClusterCustomObject({ ...api, plural })) as { items: T[] }).items;
   const lists = await Promise.all(
     scope.namespaces.map(
       async (namespace) =>
-        ((await custom.listNamespacedCustomObject({ ...co, plural, namespace })) as { items: T[] }).items,
+        ((await custom.listNamespacedCustomObject({ ...api, plural, namespace })) as { items: T[] }).items,
     ),
   );
   return lists.flat();
 }
+
+/** Job names per kind: a khjob or HealthCheck of a khcheck's name never takes its Job name. */
+const REF_PREFIX = { khcheck: 'khrun-run', khjob: 'khrun-job', healthcheck: 'khrun-hc' } as const;
 
 /** TickKube over the API server. */
 export function tickKube(kc: KubeConfig): TickKube {
@@ -61,6 +71,8 @@ export function tickKube(kc: KubeConfig): TickKube {
     createState: port.createState,
     replaceState: port.replaceState,
     listJobs: (scope) => retryTransient(() => listKhJobs(kc, scope)),
+    listHealthChecks: (scope) => retryTransient(() => listHealthChecks(kc, scope)),
+    healthChecks: healthCheckPort(healthCheckApi(kc)),
   };
 }
 
@@ -100,8 +112,9 @@ export function jobDispatcher(opts: {
   const batch = opts.kc.makeApiClient(BatchV1Api);
   return {
     refFor: (check, nowMs) =>
-      `${fitName(check.kind === 'khjob' ? 'khrun-job' : 'khrun-run', check, 52 - 9)}-${Math.floor(nowMs / 1000).toString(36)}`,
+      `${fitName(REF_PREFIX[check.kind ?? 'khcheck'], check, 52 - 9)}-${Math.floor(nowMs / 1000).toString(36)}`,
     runsKhJobs: true,
+    runsHealthChecks: true,
     async dispatch(check: CheckRef, ref: string) {
       try {
         await batch.createNamespacedJob({

@@ -1,7 +1,8 @@
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
+import type { HealthCheck } from '../healthcheck/resources.ts';
 import type { KhJob } from '../job/khjob.ts';
-import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
+import { done, type KhStateStore, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import {
   type DispatchClaim,
@@ -15,6 +16,7 @@ import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings, decideDue } from './due.ts';
 import type { CheckRef } from './run-job.ts';
 import { scheduleOf } from './schedule-of.ts';
+import { dispatchDueHealthChecks, type HealthCheckStore } from './tick-healthchecks.ts';
 import { dispatchDueJobs } from './tick-jobs.ts';
 
 /** What a tick needs from the API server, shaped like the domain; the real one is tick-kube.ts. */
@@ -28,6 +30,9 @@ export interface TickKube {
   replaceState(state: KhState, writer?: string): Promise<KhState>;
   /** The khjobs in scope ([] where the khjob CRD is not installed); absent: the tick runs no khjobs. */
   listJobs?(scope: NamespaceScope): Promise<KhJob[]>;
+  /** The HealthChecks in scope ([] where v3's CRD is not installed), and their state views' store. */
+  listHealthChecks?(scope: NamespaceScope): Promise<HealthCheck[]>;
+  healthChecks?: HealthCheckStore;
 }
 
 /** Sends one invocation of the runner for a check: a Job (cluster mode) or an async Lambda call (AWS). */
@@ -37,6 +42,8 @@ export interface Dispatcher {
   dispatch(check: CheckRef, ref: string): Promise<void>;
   /** Whether it can send a khjob's run (CheckRef kind khjob); the Lambda's cannot. */
   runsKhJobs?: boolean;
+  /** Whether it can send a HealthCheck's run (CheckRef kind healthcheck); the Lambda's cannot. */
+  runsHealthChecks?: boolean;
 }
 
 export type TickEntry = {
@@ -72,10 +79,11 @@ export async function runTick(
   const { kube, log } = deps;
   const timings = cfg.timings ?? DEFAULT_DUE_TIMINGS;
   const maxAttempts = cfg.maxAttempts ?? 4;
-  const [checks, states, jobs] = await Promise.all([
+  const [checks, states, jobs, healthChecks] = await Promise.all([
     kube.listChecks(cfg.scope),
     kube.listStates(cfg.scope),
     deps.dispatcher.runsKhJobs && kube.listJobs ? kube.listJobs(cfg.scope) : [],
+    deps.dispatcher.runsHealthChecks && kube.listHealthChecks ? kube.listHealthChecks(cfg.scope) : [],
   ]);
   const stateByKey = new Map(states.map((s) => [keyOf(s.metadata.namespace, s.metadata.name), s]));
   const entries: TickEntry[] = [];
@@ -145,7 +153,15 @@ export async function runTick(
     }
   }
   const jobStates = { jobs, states: stateByKey, identity: cfg.identity, timings, maxAttempts };
-  return [...entries, ...(await dispatchDueJobs(deps, jobStates))];
+  entries.push(...(await dispatchDueJobs(deps, jobStates)));
+  if (kube.healthChecks)
+    entries.push(
+      ...(await dispatchDueHealthChecks(
+        { ...deps, store: kube.healthChecks },
+        { healthChecks, identity: cfg.identity, timings, maxAttempts },
+      )),
+    );
+  return entries;
 }
 
 type ClaimResult =
@@ -197,7 +213,12 @@ async function claimDispatch(
 }
 
 /** Gives a claim back, only if it is still ours (another tick may have claimed since). Best effort. */
-export async function releaseClaim(kube: TickKube, namespace: string, name: string, claim: DispatchClaim) {
+export async function releaseClaim(
+  kube: KhStateStore,
+  namespace: string,
+  name: string,
+  claim: DispatchClaim,
+) {
   try {
     await updateKhStateWithRetry<void>(
       kube,

@@ -22,7 +22,7 @@ describe('khrun run --job', () => {
     {
       flags: { job: 'a', check: 'b' },
       extra: {},
-      what: /--job and --check: name both a khjob and a khcheck/,
+      what: /--job and --check="a, b": name both a khjob and a khcheck; a run is one of them; give either --job NAME/,
     },
     { flags: { job: 'a' }, extra: { CHECK_NAME: 'b' }, what: /--job and CHECK_NAME/ },
     { flags: { job: 'Not_A_Name' }, extra: {}, what: /--job="Not_A_Name": is not a khjob name/ },
