@@ -5,8 +5,9 @@ import { type DispatchClaim, withDispatchClaim } from '../state/dispatch-claim.t
 import { newKhState } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import type { DueDecision } from './due.ts';
+import { releaseClaim } from './release-claim.ts';
 import type { CheckRef } from './run-job.ts';
-import { type Dispatcher, releaseClaim, type TickEntry } from './tick.ts';
+import type { Dispatcher, TickEntry } from './tick.ts';
 
 /**
  * One due object (a khjob, a HealthCheck) dispatched as a khcheck is: the dispatch claim written first with a

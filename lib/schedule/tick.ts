@@ -2,18 +2,14 @@ import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import type { KhJob } from '../job/khjob.ts';
-import { done, type KhStateStore, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
+import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
-import {
-  type DispatchClaim,
-  readDispatchClaim,
-  withDispatchClaim,
-  withoutDispatchClaim,
-} from '../state/dispatch-claim.ts';
+import { type DispatchClaim, readDispatchClaim, withDispatchClaim } from '../state/dispatch-claim.ts';
 import { newKhState } from '../state/khstate.ts';
 import type { KhCheck, KhState } from '../state/resources.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings, decideDue } from './due.ts';
+import { releaseClaim } from './release-claim.ts';
 import type { CheckRef } from './run-job.ts';
 import { scheduleOf } from './schedule-of.ts';
 import { dispatchDueHealthChecks, type HealthCheckStore } from './tick-healthchecks.ts';
@@ -209,31 +205,5 @@ async function claimDispatch(
       check: `${c.namespace}/${c.name}`,
     });
     return { kind: 'lost', decision: c.decide(c.listed) };
-  }
-}
-
-/** Gives a claim back, only if it is still ours (another tick may have claimed since). Best effort. */
-export async function releaseClaim(
-  kube: KhStateStore,
-  namespace: string,
-  name: string,
-  claim: DispatchClaim,
-) {
-  try {
-    await updateKhStateWithRetry<void>(
-      kube,
-      { namespace, name },
-      {
-        writer: 'dispatch-release',
-        maxAttempts: 3,
-        decide: (state) => {
-          const current = readDispatchClaim(state);
-          if (!state || current?.ref !== claim.ref || current.atMs !== claim.atMs) return done(undefined);
-          return write(withoutDispatchClaim(state), () => undefined);
-        },
-      },
-    );
-  } catch (error) {
-    if (!(error instanceof RetriesExhausted)) throw error;
   }
 }
