@@ -2,8 +2,10 @@ import type { KhState } from '../state/resources.ts';
 
 /**
  * Who runs a check, as `khrun takeover` and `khrun handback` left it: an annotation on the khstate, where
- * khrun keeps all its bookkeeping (the v2.7 schema prunes unknown spec fields) and where Kuberhealthy v2
- * leaves it alone (it replaces the spec, never the annotations), so the mark outlives Kuberhealthy's writes.
+ * khrun keeps all its bookkeeping (the v2.7 schema prunes unknown spec fields). Kuberhealthy v2.7.1 keeps
+ * it while it starts a run (setUUID updates the object it read) and drops it, with every khrun.dev
+ * annotation, when it records a result (crd.go writes a new object): from then on its spec.uuid is the
+ * evidence (ownership.ts).
  */
 export const OWNER_ANNOTATION = 'khrun.dev/owner';
 
