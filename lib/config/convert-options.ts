@@ -2,7 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { CHECK_KINDS, type CheckKind, kindOfTypeName } from '../convert/kinds.ts';
 import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
-import { checkNamespace, namespaceName, objectName, oneNamespaceSetting } from './namespaces.ts';
+import { checkNamespace, objectName } from './namespaces.ts';
 import { type ConfigInput, flagSet, setting } from './setting.ts';
 import { oneOf } from './values.ts';
 
@@ -96,7 +96,8 @@ export function convertOptions(
       problem: 'a resource named by its name is in one namespace',
       remedy: 'give -n NS with TYPE/NAME, or a type alone (khchecks -A)',
     });
-  if (all && setting(input, { flags: ['namespace'] }).text !== undefined)
+  const ns = setting(input, { flags: ['namespace'] });
+  if (all && ns.text !== undefined)
     throw new ConfigError({
       setting: '--all-namespaces',
       problem: 'contradicts --namespace',
@@ -110,23 +111,16 @@ export function convertOptions(
       problem: 'only means something with --apply',
       remedy: 'add --apply, or leave it out (without --apply nothing is created)',
     });
-  const nsSetting = all ? undefined : oneNamespaceSetting(input, 'convert reads one namespace or all (-A)');
-  const cluster = targets.length > 0 || apply;
-  const kube = cluster ? cliKube(input) : undefined;
-  const namespace = kube
-    ? checkNamespace(
-        nsSetting ?? { text: undefined, source: '--namespace', places: '--namespace' },
-        kube.contextNamespace,
-      )
-    : undefined;
-  if (!kube && nsSetting?.text !== undefined) namespaceName(nsSetting.text, nsSetting.source);
+  // Files alone are converted without a cluster, so a missing kubeconfig does not stop them.
+  const kube = targets.length > 0 || apply ? cliKube(input) : undefined;
+  const namespace = checkNamespace(ns, kube?.contextNamespace);
   return {
     files: [...input.files],
     targets,
-    scope: all ? 'all' : { namespace: namespace ?? 'default' },
+    scope: all ? 'all' : { namespace },
     output: oneOf(setting(input, { flags: ['output'] }), ['yaml', 'json'], 'yaml'),
     apply,
     acceptLosses,
-    kube: kube && namespace ? { kc: kube.kc, namespace } : undefined,
+    kube: kube && { kc: kube.kc, namespace },
   };
 }

@@ -126,20 +126,19 @@ export function toV2(doc: JsonObject): Converted {
     else findings.push(...merged.findings);
   }
   if (problems.length > 0) return { ok: false, problems };
-  const withExtra: JsonObject = {
-    ...(to === 'khcheck' ? { runInterval: out.runInterval ?? null } : {}),
-    timeout: out.timeout ?? null,
-  };
+  // In the order v2's own YAMLs write them; a khjob has no runInterval in `out`.
+  const v2Spec: JsonObject = {};
+  for (const key of ['runInterval', 'timeout'] as const) if (out[key] !== undefined) v2Spec[key] = out[key];
   for (const key of ['extraAnnotations', 'extraLabels'] as const)
-    if (Object.keys(extra[key]).length > 0) withExtra[key] = extra[key];
-  withExtra.podSpec = out.podSpec ?? null;
+    if (Object.keys(extra[key]).length > 0) v2Spec[key] = extra[key];
+  if (out.podSpec !== undefined) v2Spec.podSpec = out.podSpec;
   return {
     ok: true,
     output: {
       apiVersion: apiVersionOf(to),
       kind: CHECK_KINDS[to].kind,
       metadata: meta.metadata,
-      spec: withExtra,
+      spec: v2Spec,
     },
     findings,
   };
