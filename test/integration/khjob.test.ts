@@ -8,10 +8,13 @@ import {
   type V1PodSpec,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
+import { buildCheckerPod, CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
+import { validateCheck } from '../../lib/check/validate-check.ts';
 import { silentLog } from '../../lib/core/log.ts';
 import { JOB_RUNNER_ANNOTATION } from '../../lib/job/decide.ts';
-import { KHJOB_PLURAL, type KhJob } from '../../lib/job/khjob.ts';
+import { asJobPod } from '../../lib/job/job-writes.ts';
+import { jobAsCheck, KHJOB_PLURAL, type KhJob } from '../../lib/job/khjob.ts';
+import { statusCodeOf } from '../../lib/kube/errors.ts';
 import { apiServerClock } from '../../lib/kube/server-clock.ts';
 import type { CheckRef } from '../../lib/schedule/run-job.ts';
 import { type Dispatcher, runTick } from '../../lib/schedule/tick.ts';
@@ -48,14 +51,13 @@ const custom = kc.makeApiClient(CustomObjectsApi);
 let ns: string;
 let runnerKubeconfig: string;
 let tickKc: KubeConfig;
+let runnerKc: KubeConfig;
 
 beforeAll(async () => {
   await applyDeploy({ name: 'khjob' });
   ns = await freshNamespace(kc, 'khjob');
-  runnerKubeconfig = await writeKubeConfig(
-    await serviceAccountKubeConfig(kc, DEPLOY_NAMESPACE, 'khrun-runner'),
-    'khjob-runner',
-  );
+  runnerKc = await serviceAccountKubeConfig(kc, DEPLOY_NAMESPACE, 'khrun-runner');
+  runnerKubeconfig = await writeKubeConfig(runnerKc, 'khjob-runner');
   tickKc = await serviceAccountKubeConfig(kc, DEPLOY_NAMESPACE, 'khrun-tick');
 }, 180_000);
 afterAll(async () => {
@@ -251,5 +253,47 @@ describe('khjobs (comcast.github.io/v1 KuberhealthyJob), run once', () => {
     expect(await jobPods('killed')).toHaveLength(1);
     expect((await readJob('killed')).spec.phase).toBe('Completed');
     expect(readLastOutcome(await readState(kc, ns, 'killed'))?.uuid).toBe(job.metadata.uid);
+  });
+
+  it("the admission policies hold for a khjob's checker pod: its own podSpec, owned by its KuberhealthyJob", async () => {
+    const job = await createJob('vap-job', { containers: [reportsOk] });
+    const valid = validateCheck(jobAsCheck(job));
+    if (!valid.ok) throw new Error(valid.reason);
+    const pod = (image?: string) => {
+      const built = asJobPod(
+        buildCheckerPod({
+          check: valid.check,
+          runUuid: job.metadata.uid ?? '',
+          reportingUrl: 'http://127.0.0.1:1/externalCheckStatus',
+          deadlineEpochMs: Date.now() + 60_000,
+          nowEpochMs: Date.now(),
+        }),
+        job,
+      );
+      if (image) built.spec!.containers[0]!.image = image;
+      return built;
+    };
+    /** The runner's request (server-side dry run): 'allowed', or the status and body of its refusal. */
+    const attempt = async (body: V1Pod) => {
+      try {
+        await runnerKc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: ns, body, dryRun: 'All' });
+        return 'allowed';
+      } catch (error) {
+        const body = (error as { body?: unknown }).body;
+        return `${statusCodeOf(error)} ${typeof body === 'string' ? body : JSON.stringify(body)}`;
+      }
+    };
+    // A policy takes effect once the API server's informers hold it and its parameters (the khjobs).
+    const deadline = Date.now() + 60_000;
+    let otherImage = await attempt(pod('evil'));
+    while (otherImage === 'allowed' && Date.now() < deadline) {
+      await new Promise<void>((resolve) => setTimeout(resolve, 250).unref());
+      otherImage = await attempt(pod('evil'));
+    }
+    expect(otherImage).toMatch(/^403 .*khrun-runner-khjob-pod-spec.*runs its podSpec as written/s);
+    expect(await attempt(pod())).toBe('allowed');
+    const ownedByACheck = pod();
+    ownedByACheck.metadata!.ownerReferences![0]!.kind = 'KuberhealthyCheck';
+    expect(await attempt(ownedByACheck)).toMatch(/^403 .*khrun-runner-checker-pods/s);
   });
 });
