@@ -1,36 +1,47 @@
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
-import { stateViewOf, timeoutMsOf } from '../healthcheck/state-view.ts';
-import type { KhStateStore } from '../kube/cas.ts';
+import { timeoutMsOf } from '../healthcheck/state-view.ts';
+import { done, RetriesExhausted, updateWithRetry, write } from '../kube/cas.ts';
+import { ANNOTATION, type DispatchClaim, readDispatchClaim } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
-import { claimAndDispatch } from './dispatch-one.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from './due.ts';
 import { decideHealthCheckDue } from './due-healthchecks.ts';
+import type { CheckRef } from './run-job.ts';
 import type { Dispatcher, TickEntry } from './tick.ts';
 
-/** The HealthChecks' state views (lib/healthcheck's port), and the HealthCheck itself to decide again. */
-export interface HealthCheckStore extends KhStateStore {
-  readHealthCheck(namespace: string, name: string): Promise<HealthCheck | null>;
+/**
+ * The HealthCheck requests the tick makes: read one, and replace it (its annotations; never its status,
+ * which is v3's result and the runner's to write) with metadata.resourceVersion as precondition,
+ * WriteConflict on 409. lib/healthcheck's HealthCheckApi has both.
+ */
+export interface HealthCheckWrites {
+  get(namespace: string, name: string): Promise<HealthCheck | null>;
+  replace(hc: HealthCheck, writer?: string): Promise<HealthCheck>;
 }
 
 const keyOf = (hc: HealthCheck) => `${hc.metadata.namespace}/${hc.metadata.name}`;
+const asState = (hc: HealthCheck) => ({ metadata: hc.metadata }) as KhState;
+
+/** The HealthCheck with the dispatch claim in its khrun.dev/dispatched annotation (or without it). Pure. */
+export function withHealthCheckDispatch(hc: HealthCheck, claim: DispatchClaim | undefined): HealthCheck {
+  const annotations = { ...hc.metadata.annotations };
+  if (claim) annotations[ANNOTATION.dispatch] = JSON.stringify(claim);
+  else delete annotations[ANNOTATION.dispatch];
+  return { ...hc, metadata: { ...hc.metadata, annotations } };
+}
 
 /**
- * The tick's part for Kuberhealthy v3 HealthChecks: each due one (decideHealthCheckDue, v3's rule) is
- * dispatched as its own runner invocation, `khrun run --healthcheck`, after the same dispatch claim as a
- * khcheck's, written in the HealthCheck's khrun.dev/dispatched annotation through its state view (store:
- * lib/healthcheck's port), so of two ticks at once only one sends it. Entries are listed under
+ * The tick's part for Kuberhealthy v3 HealthChecks: each due one (decideHealthCheckDue: v3's rule) is
+ * dispatched as its own runner invocation, `khrun run --healthcheck` (HEALTHCHECK_NAME), after the same
+ * dispatch claim as a khcheck's, here an annotation on the HealthCheck written with a compare-and-swap
+ * (starting from the listed HealthCheck; after a conflict it reads it again and decides again), so of two
+ * ticks at once only one sends it. A dispatch that fails gives its claim back. Entries are listed under
  * `healthcheck/namespace/name`.
  */
 export async function dispatchDueHealthChecks(
-  deps: { store: HealthCheckStore; dispatcher: Dispatcher; clock: Clock; log: Log },
-  c: {
-    healthChecks: readonly HealthCheck[];
-    identity: string;
-    timings?: DueTimings;
-    maxAttempts: number;
-  },
+  deps: { api: HealthCheckWrites; dispatcher: Dispatcher; clock: Clock; log: Log },
+  c: { healthChecks: readonly HealthCheck[]; identity: string; timings?: DueTimings; maxAttempts: number },
 ): Promise<TickEntry[]> {
   const timings = c.timings ?? DEFAULT_DUE_TIMINGS;
   const entries: TickEntry[] = [];
@@ -42,19 +53,57 @@ export async function dispatchDueHealthChecks(
       entries.push({ check: label, decision: first, result: 'not-due' });
       continue;
     }
-    const listed = stateViewOf(hc);
-    // The listed HealthCheck first; after a conflict the HealthCheck read again, under the same rule.
-    const decide = async (view: KhState | null) => {
-      const current = view === listed ? hc : await deps.store.readHealthCheck(namespace, name);
-      return current ? decideHealthCheckDue(current, deps.clock.nowMs(), timings) : undefined;
-    };
-    const target = { namespace, name, timeoutMs: timeoutMsOf(hc), kind: 'healthcheck' as const };
-    entries.push(
-      await claimAndDispatch(
-        { store: deps.store, dispatcher: deps.dispatcher, clock: deps.clock, log: deps.log },
-        { target, label, first, listed, decide, identity: c.identity, maxAttempts: c.maxAttempts },
-      ),
-    );
+    const target: CheckRef = { namespace, name, timeoutMs: timeoutMsOf(hc), kind: 'healthcheck' };
+    const claim = await updateWithRetry<HealthCheck, DispatchClaim | undefined>({
+      writer: 'dispatch',
+      target: keyOf(hc),
+      maxAttempts: c.maxAttempts,
+      log: deps.log,
+      initial: hc,
+      read: () => deps.api.get(namespace, name),
+      decide: (current) => {
+        if (!current || !decideHealthCheckDue(current, deps.clock.nowMs(), timings).due)
+          return done(undefined);
+        const nowMs = deps.clock.nowMs();
+        const next = { atMs: nowMs, ref: deps.dispatcher.refFor(target, nowMs), by: c.identity };
+        return write(withHealthCheckDispatch(current, next), () => next);
+      },
+      persist: (next) => deps.api.replace(next, 'dispatch'),
+    }).catch((error: unknown) => {
+      if (error instanceof RetriesExhausted) return undefined;
+      throw error;
+    });
+    if (!claim) {
+      entries.push({ check: label, decision: first, result: 'lost' });
+      continue;
+    }
+    try {
+      await deps.dispatcher.dispatch(target, claim.ref);
+      deps.log.info('dispatched', { check: label, ref: claim.ref, reason: first.reason });
+      entries.push({ check: label, decision: first, result: 'dispatched', ref: claim.ref });
+    } catch (error) {
+      const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+      deps.log.error('dispatch failed', { check: label, ref: claim.ref, error: message });
+      await releaseHealthCheckClaim(deps.api, hc, claim).catch(() => undefined);
+      entries.push({ check: label, decision: first, result: 'failed', ref: claim.ref, error: message });
+    }
   }
   return entries;
+}
+
+/** Gives a claim back, only if it is still ours (another tick may have claimed since). Best effort. */
+async function releaseHealthCheckClaim(api: HealthCheckWrites, hc: HealthCheck, claim: DispatchClaim) {
+  const { namespace, name } = hc.metadata;
+  await updateWithRetry<HealthCheck, void>({
+    writer: 'dispatch-release',
+    target: keyOf(hc),
+    maxAttempts: 3,
+    read: () => api.get(namespace, name),
+    decide: (current) => {
+      const held = current && readDispatchClaim(asState(current));
+      if (!current || held?.ref !== claim.ref || held.atMs !== claim.atMs) return done(undefined);
+      return write(withHealthCheckDispatch(current, undefined), () => undefined);
+    },
+    persist: (next) => api.replace(next, 'dispatch-release'),
+  });
 }

@@ -6,7 +6,6 @@ import {
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
 import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
-import { healthCheckPort } from '../healthcheck/healthcheck-port.ts';
 import { classifyApiError, isNotFound } from '../kube/errors.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
@@ -72,7 +71,7 @@ export function tickKube(kc: KubeConfig): TickKube {
     replaceState: port.replaceState,
     listJobs: (scope) => retryTransient(() => listKhJobs(kc, scope)),
     listHealthChecks: (scope) => retryTransient(() => listHealthChecks(kc, scope)),
-    healthChecks: healthCheckPort(healthCheckApi(kc)),
+    healthChecks: healthCheckApi(kc),
   };
 }
 

@@ -12,7 +12,7 @@ import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings, decideDue } fro
 import { releaseClaim } from './release-claim.ts';
 import type { CheckRef } from './run-job.ts';
 import { scheduleOf } from './schedule-of.ts';
-import { dispatchDueHealthChecks, type HealthCheckStore } from './tick-healthchecks.ts';
+import { dispatchDueHealthChecks, type HealthCheckWrites } from './tick-healthchecks.ts';
 import { dispatchDueJobs } from './tick-jobs.ts';
 
 /** What a tick needs from the API server, shaped like the domain; the real one is tick-kube.ts. */
@@ -26,9 +26,9 @@ export interface TickKube {
   replaceState(state: KhState, writer?: string): Promise<KhState>;
   /** The khjobs in scope ([] where the khjob CRD is not installed); absent: the tick runs no khjobs. */
   listJobs?(scope: NamespaceScope): Promise<KhJob[]>;
-  /** The HealthChecks in scope ([] where v3's CRD is not installed), and their state views' store. */
+  /** The HealthChecks in scope ([] where v3's CRD is not installed), and the writes of their dispatch claim. */
   listHealthChecks?(scope: NamespaceScope): Promise<HealthCheck[]>;
-  healthChecks?: HealthCheckStore;
+  healthChecks?: HealthCheckWrites;
 }
 
 /** Sends one invocation of the runner for a check: a Job (cluster mode) or an async Lambda call (AWS). */
@@ -153,7 +153,7 @@ export async function runTick(
   if (kube.healthChecks)
     entries.push(
       ...(await dispatchDueHealthChecks(
-        { ...deps, store: kube.healthChecks },
+        { ...deps, api: kube.healthChecks },
         { healthChecks, identity: cfg.identity, timings, maxAttempts },
       )),
     );
