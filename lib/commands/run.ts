@@ -7,7 +7,6 @@ import { JobNotFoundError } from '../job/run-khjob.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import { type ReportHosting, runCheck } from '../run/invocation.ts';
-import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { formatDocument } from './document.ts';
 import { khjobRun, runExitCode, runResultJson } from './job-run.ts';
 
@@ -49,10 +48,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
       signal: opts.signal,
       log: opts.log,
       leaseMs: opts.leaseMs,
-      refuse: kuberhealthyGuard(
-        { namespace: opts.namespace, name: opts.checkName },
-        { takeOver: opts.takeOver ?? false },
-      ),
+      takeOver: opts.takeOver,
       onPhase:
         opts.progress || opts.onPhase
           ? (phase, extra) => {

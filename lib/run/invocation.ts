@@ -11,7 +11,7 @@ import {
   randomReportKey,
   signedReportUrl,
 } from '../report/report-token.ts';
-import type { KhState } from '../state/resources.ts';
+import { kuberhealthyGuard } from '../takeover/guard.ts';
 import type { AcquireDeps } from './acquire.ts';
 import type { RunTimings } from './assess.ts';
 import { httpEndpointProbe } from './endpoint-probe.ts';
@@ -35,8 +35,11 @@ export interface RunCheckOptions {
   leaseMs?: number;
   keepFinishedPods?: number;
   onPhase?: (phase: string, extra?: Record<string, unknown>) => void;
-  /** Refuses the run from the khstate the claim reads (lib/takeover's guard). */
-  refuse?: (state: KhState | null) => string | undefined;
+  /**
+   * Run even a check a Kuberhealthy runs (KHRUN_TAKE_OVER); else such a run is refused from the khstate the
+   * claim reads (lib/takeover's guard), for `khrun run`, `khrun serve`'s triggered runs and the Lambda alike.
+   */
+  takeOver?: boolean;
   /** Changes the engine's ports before the iteration: a khjob runs through its own (lib/job/job-port.ts). */
   adapt?: (deps: AcquireDeps) => AcquireDeps;
 }
@@ -96,7 +99,10 @@ export async function runCheck(opts: RunCheckOptions): Promise<IterationResult> 
       leaseMs: opts.leaseMs,
       keepFinishedPods: opts.keepFinishedPods,
       onPhase: opts.onPhase,
-      refuse: opts.refuse,
+      refuse: kuberhealthyGuard(
+        { namespace: opts.namespace, name: opts.checkName },
+        { takeOver: opts.takeOver ?? false },
+      ),
     });
   } finally {
     await server?.close();
