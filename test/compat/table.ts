@@ -1,0 +1,81 @@
+import { spawn } from 'node:child_process';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { COMPAT_OUT_ENV, COMPAT_V2_FILE } from './v2-results.ts';
+import { renderV2Table } from './v2-table.ts';
+import { COMPAT_V3_FILE } from './v3-results.ts';
+import { renderV3Table } from './v3-table.ts';
+
+// `npm run compat`: runs the compatibility tests on the local cluster with KHRUN_COMPAT_OUT_DIR=bench, so
+// each writes what it observed to its results file there; then regenerates each README block from its
+// file. A results file a run did not write leaves its block as it was (and the exit code says so).
+
+const root = resolve(import.meta.dirname, '../..');
+const vitest = join(root, 'node_modules/.bin/vitest');
+
+/** One table: the tests that measure it, the file they write in bench/, and the README block it fills. */
+interface CompatTable {
+  tests: string[];
+  file: string;
+  /** `<!-- NAME:begin ... -->` … `<!-- NAME:end -->` in README.md. */
+  block: string;
+  render: (results: unknown) => string;
+}
+
+const TABLES: CompatTable[] = [
+  {
+    tests: ['test/integration/compat/v2-checks.test.ts'],
+    file: COMPAT_V2_FILE,
+    block: 'compat-v2',
+    render: renderV2Table,
+  },
+  {
+    tests: ['test/integration/compat/v3-side-by-side.test.ts'],
+    file: COMPAT_V3_FILE,
+    block: 'compat-v3',
+    render: (results) => renderV3Table(results as Parameters<typeof renderV3Table>[0]),
+  },
+];
+
+function runVitest(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((done, reject) => {
+    const child = spawn(vitest, ['run', ...args], { cwd: root, env, stdio: 'inherit' });
+    child.once('error', reject);
+    child.once('close', (code) => done(code ?? 1));
+  });
+}
+
+/** Replaces what is between a block's markers in the README (the markers stay). */
+export function replaceBlock(readme: string, block: string, body: string): string {
+  const begin = readme.indexOf(`<!-- ${block}:begin`);
+  const end = readme.indexOf(`<!-- ${block}:end -->`);
+  if (begin === -1 || end === -1) throw new Error(`README.md has no <!-- ${block}:begin/end --> markers`);
+  const afterBegin = readme.indexOf('\n', begin) + 1;
+  return `${readme.slice(0, afterBegin)}${body}${readme.slice(end)}`;
+}
+
+async function main(): Promise<number> {
+  const bench = join(root, 'bench');
+  for (const t of TABLES) await rm(join(bench, t.file), { force: true });
+  const code = await runVitest(['--project', 'integration', ...TABLES.flatMap((t) => t.tests)], {
+    ...process.env,
+    [COMPAT_OUT_ENV]: bench,
+  });
+  let missing = 0;
+  for (const t of TABLES) {
+    const text = await readFile(join(bench, t.file), 'utf8').catch(() => undefined);
+    if (text === undefined) {
+      missing++;
+      process.stderr.write(`${t.file} was not written: the README block ${t.block} is left as it was\n`);
+      continue;
+    }
+    const table = t.render(JSON.parse(text));
+    const path = join(root, 'README.md');
+    await writeFile(path, replaceBlock(await readFile(path, 'utf8'), t.block, table));
+    process.stdout.write(`\n${table}\nwritten to README.md (${t.block}) from bench/${t.file}\n`);
+  }
+  return code !== 0 || missing > 0 ? 1 : 0;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename))
+  process.exitCode = await main();
