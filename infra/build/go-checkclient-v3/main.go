@@ -3,7 +3,9 @@
 // khrun unchanged: the client insists that KH_REPORTING_URL's path is exactly /check and sends the run's
 // UUID in the kh-run-uuid header.
 //
-// Usage: checker success | fail MESSAGE | silent
+// Usage: checker success [DELAY] | fail MESSAGE | silent
+//
+// success waits DELAY (a Go duration, default none) before it reports.
 //
 // silent reports nothing and stays up until KH_CHECK_RUN_DEADLINE has passed, as a hung check would.
 package main
@@ -24,6 +26,14 @@ func main() {
 	var err error
 	switch mode {
 	case "success":
+		if len(os.Args) > 2 {
+			delay, parseErr := time.ParseDuration(os.Args[2])
+			if parseErr != nil {
+				fmt.Fprintln(os.Stderr, "bad delay:", parseErr)
+				os.Exit(2)
+			}
+			time.Sleep(delay)
+		}
 		err = checkclient.ReportSuccess()
 	case "fail":
 		message := "v3 checkclient reported a failure"
@@ -40,7 +50,7 @@ func main() {
 		time.Sleep(time.Until(deadline) + time.Minute)
 		return
 	default:
-		fmt.Fprintln(os.Stderr, "usage: checker success | fail MESSAGE | silent")
+		fmt.Fprintln(os.Stderr, "usage: checker success [DELAY] | fail MESSAGE | silent")
 		os.Exit(2)
 	}
 	if err != nil {
