@@ -8,6 +8,7 @@ import { httpEndpointProbe } from '../run/endpoint-probe.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import type { RunCheckOptions } from '../run/invocation.ts';
 import { type IterationResult, runIteration } from '../run/iteration.ts';
+import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { healthCheckEventSink } from './events.ts';
 import { healthCheckApi } from './healthcheck-api.ts';
 import { healthCheckPort } from './healthcheck-port.ts';
@@ -98,7 +99,11 @@ export async function runHealthCheck(opts: RunCheckOptions): Promise<IterationRe
         leaseMs: opts.leaseMs,
         keepFinishedPods: opts.keepFinishedPods,
         onPhase: opts.onPhase,
-        refuse: opts.refuse,
+        // The same guard as a khcheck's run (lib/takeover), on the HealthCheck's state view.
+        refuse: kuberhealthyGuard(
+          { namespace: opts.namespace, name: opts.checkName },
+          { takeOver: opts.takeOver ?? false },
+        ),
       },
     );
   } catch (error) {
