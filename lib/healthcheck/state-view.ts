@@ -151,7 +151,9 @@ export function planHealthCheckWrite(current: HealthCheck, view: KhState): Healt
     errors: after.spec.OK ? [] : after.spec.Errors,
     consecutiveFailures: 0,
     runDuration: duration.ok ? duration.ns : cur.runDuration,
-    namespace: after.spec.Namespace,
+    // The view shows the check's namespace for an unset one; written when a result is (as v3's report does).
+    namespace:
+      counted || after.spec.Namespace !== before.spec.Namespace ? after.spec.Namespace : cur.namespace,
     currentUUID,
     lastRunUnix: lastRunMs === undefined ? cur.lastRunUnix : sec(lastRunMs),
     successCount: cur.successCount + (counted && newest.ok ? 1 : 0),

@@ -103,7 +103,6 @@ describe('runIteration over the HealthCheck port', () => {
       ok: false,
       currentUUID: U[0],
       lastRunUnix: T0 / 1000,
-      namespace: NS,
     });
     expect(lease?.kind).toBe('main');
     expect(readActiveRun({ metadata: lease?.stored.metadata } as never)?.holder).toBe('runner-a/1');
