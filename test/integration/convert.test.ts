@@ -160,6 +160,45 @@ describe('khrun convert on the local cluster', () => {
     expect(again.code).toBe(1);
   });
 
+  it('whole types are listed from the namespace: khchecks and khjobs, as a List with -o json', async () => {
+    const job = CHECK_KINDS.khjob;
+    await custom.createNamespacedCustomObject({
+      group: job.group,
+      version: job.version,
+      plural: job.plural,
+      namespace: ns,
+      body: {
+        apiVersion: `${job.group}/${job.version}`,
+        kind: job.kind,
+        metadata: { name: 'once' },
+        spec: {
+          timeout: '2m',
+          podSpec: { containers: [{ name: 'main', image: 'node' }], restartPolicy: 'Never' },
+        },
+      },
+    });
+    const result = await khrun(['khjobs', '-n', ns, '-o', 'json']);
+    expect(result.stderr).toContain(
+      `note: KuberhealthyJob ${ns}/once (cluster): kind: written as singleRunOnly: true`,
+    );
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      kind: hc.kind,
+      metadata: { name: 'once', namespace: ns },
+      spec: { singleRunOnly: true, timeout: '2m' },
+    });
+    // pod-status is the khcheck the first test made (tests in this file run in order).
+    const both = JSON.parse((await khrun(['khchecks', 'khjobs', '-n', ns, '-o', 'json'])).stdout) as {
+      kind: string;
+      items: Resource[];
+    };
+    expect(both.kind).toBe('List');
+    expect(both.items.map((i) => `${i.kind}/${i.metadata.name}`).sort()).toEqual([
+      'HealthCheck/once',
+      'HealthCheck/pod-status',
+    ]);
+  });
+
   it('--apply stops at the server-side dry run when the cluster’s CRD would prune a field, and creates nothing', async () => {
     const typo = {
       apiVersion: `${hc.group}/${hc.version}`,
