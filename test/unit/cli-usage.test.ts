@@ -91,6 +91,7 @@ describe('one flag table', () => {
       serve: null,
       takeover: ['json', 'yaml'],
       handback: ['json', 'yaml'],
+      convert: ['json', 'yaml'],
     });
   });
 
