@@ -84,11 +84,6 @@ export async function measureCliStart(
       argv: [process.execPath, join(opts.dist, 'khrun.mjs')],
     },
     { name: 'npx khrun (checkout bundle current)', argv: ['npx', 'khrun'] },
-    {
-      // What `khrun` on PATH runs (npm link, or node_modules/.bin on PATH): the launcher without npx's start.
-      name: 'node_modules/.bin/khrun (checkout bundle current)',
-      argv: [join(repoRoot, 'node_modules/.bin/khrun')],
-    },
     { name: 'node functions/khrun.mjs (checkout bundle current)', argv: [process.execPath, launcher] },
     {
       name: 'node functions/khrun.mjs after a source change (rebuilds the checkout bundle, then runs it)',
@@ -109,8 +104,7 @@ export async function measureCliStart(
     exit: [] as number[],
     paths: {} as Record<string, number>,
   }));
-  const viaLauncher = (entry: CliEntry) =>
-    entry.argv[0] === 'npx' || entry.argv[0]?.endsWith('/.bin/khrun') || entry.argv.includes(launcher);
+  const viaLauncher = (entry: CliEntry) => entry.argv[0] === 'npx' || entry.argv.includes(launcher);
   opts.log(`  ${opts.reps} rounds of: ${entries.map((e) => e.name).join('; ')}`);
   for (let i = 0; i < opts.reps; i++) {
     for (const [k, entry] of entries.entries()) {
