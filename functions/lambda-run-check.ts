@@ -4,6 +4,7 @@ import type { Context } from 'aws-lambda';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { resultJson } from '../lib/commands/exit-codes.ts';
 import { lambdaRunCheckOptions } from '../lib/config/run-options.ts';
+import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { CheckNotFoundError } from '../lib/run/errors.ts';
 import { runCheck } from '../lib/run/invocation.ts';
@@ -38,6 +39,7 @@ export async function handler(event: unknown, context: Context) {
       signal: AbortSignal.timeout(Math.max(1_000, budgetMs)),
       log: logPort(logger),
       leaseMs: options.leaseMs,
+      takeOver: takeOverSetting({ flags: {}, env: process.env }),
     });
     // A failed check is data: returned, not thrown. Only runner failures throw (no retries are configured).
     return resultJson(result, { namespace, name: checkName });

@@ -4,6 +4,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { lambdaDispatcher } from '../lib/aws/lambda-invoke.ts';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
+import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { lambdaTickOptions } from '../lib/config/tick-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { apiServerClock } from '../lib/kube/server-clock.ts';
@@ -33,7 +34,12 @@ export async function handler(_event: ScheduledEvent | undefined, context: Conte
         clock: apiServerClock(kc, logPort(logger)),
         log: logPort(logger),
       },
-      { scope: options.scope, identity: `lambda-${context.awsRequestId}`, timings: options.timings },
+      {
+        scope: options.scope,
+        identity: `lambda-${context.awsRequestId}`,
+        timings: options.timings,
+        takeOver: takeOverSetting({ flags: {}, env: process.env }),
+      },
     );
     const failed = entries.filter((e) => e.result === 'failed');
     if (failed.length) throw new Error(`dispatch failed for ${failed.map((e) => e.check).join(', ')}`);
