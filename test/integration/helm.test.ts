@@ -226,14 +226,12 @@ describe('the chart', () => {
 
 /** The chart's crds/ as `helm template --include-crds` renders them (without the templates). */
 async function crdsOfChart(): Promise<string> {
-  const { stdout } = await run(helmBin, [
-    'template',
-    'khrun',
-    chart,
-    '--include-crds',
-    '-n',
-    DEPLOY_NAMESPACE,
-  ]);
+  // Four CRDs (khchecks, khjobs, khstates, v3's healthchecks) render to more than exec's default 1 MiB.
+  const { stdout } = await run(
+    helmBin,
+    ['template', 'khrun', chart, '--include-crds', '-n', DEPLOY_NAMESPACE],
+    { maxBuffer: 32 * 1024 * 1024 },
+  );
   return objectsOf(stdout)
     .filter((o) => o.kind === 'CustomResourceDefinition')
     .map((o) => dump(o))
