@@ -1,4 +1,5 @@
 import type { KubePort } from '../kube/port.ts';
+import { readActiveRun } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import { asJobPod, asJobState, startsSecondRun } from './job-writes.ts';
 import { jobAsCheck, jobRunUuid, type KhJob } from './khjob.ts';
@@ -21,18 +22,25 @@ export class SecondJobRunRefused extends Error {
  * - makes the checker pod the khjob's (owner, workload label);
  * - labels every khstate write as a khjob's and words its errors as v2 does for khjobs;
  * - refuses a khstate write that would start the khjob's run a second time: the run is named by the khjob
- *   (its uid), so this check sits on the compare-and-swap write itself and no race can slip past it.
+ *   (its uid), so this check sits on the compare-and-swap write itself and no race can slip past it;
+ * - calls afterClaim once a claim write holding the khjob's run landed (the phase moves to Running then,
+ *   so a run refused or found busy never marks the khjob).
  */
 export function jobKubePort(
   base: KubePort,
   job: KhJob,
   readJob: (namespace: string, name: string) => Promise<KhJob | null>,
+  afterClaim: () => Promise<void> = async () => {},
 ): KubePort {
   const runUuid = jobRunUuid(job);
   const target = `${job.metadata.namespace}/${job.metadata.name}`;
   const guarded = (state: KhState): KhState => {
     if (startsSecondRun(state, runUuid)) throw new SecondJobRunRefused(target);
     return asJobState(state);
+  };
+  const claimed = async (written: KhState, writer: string | undefined) => {
+    if (writer === 'claim' && readActiveRun(written)?.uuid === runUuid) await afterClaim();
+    return written;
   };
   // Delegation by name, not by spread: a port may be a class instance whose methods are not own properties.
   return {
@@ -46,8 +54,8 @@ export function jobKubePort(
       // Deleted, or deleted and applied again (a new run of its own): this run's khjob is gone.
       return current && current.metadata.uid === job.metadata.uid ? jobAsCheck(current) : null;
     },
-    createState: (state, writer) => base.createState(guarded(state), writer),
-    replaceState: (state, writer) => base.replaceState(guarded(state), writer),
+    createState: async (state, writer) => claimed(await base.createState(guarded(state), writer), writer),
+    replaceState: async (state, writer) => claimed(await base.replaceState(guarded(state), writer), writer),
     createPod: (pod) => base.createPod(asJobPod(pod, job)),
   };
 }

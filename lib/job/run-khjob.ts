@@ -8,7 +8,7 @@ import { decideJobStep } from './decide.ts';
 import type { JobKube } from './job-kube.ts';
 import { jobKubePort, SecondJobRunRefused } from './job-port.ts';
 import { asJobErrors } from './job-writes.ts';
-import { JobPhase, jobAsCheck, jobRunUuid, type KhJob, phaseOf } from './khjob.ts';
+import { JobPhase, jobAsCheck, jobRunUuid, type KhJob } from './khjob.ts';
 import { advancePhase } from './phase.ts';
 
 /** What a khjob invocation did: the engine's results, or nothing to do because the khjob already ran. */
@@ -61,7 +61,13 @@ export async function runKhJob(deps: KhJobRunDeps, cfg: KhJobRunConfig): Promise
     const runUuid = jobRunUuid(job);
     const adapt = (d: AcquireDeps): AcquireDeps => ({
       ...d,
-      kube: jobKubePort(d.kube, job, (ns, name) => deps.jobs.readJob(ns, name)),
+      kube: jobKubePort(
+        d.kube,
+        job,
+        (ns, name) => deps.jobs.readJob(ns, name),
+        // v2 marks the khjob Running as its run starts: here once this invocation holds the run.
+        () => advancePhase({ jobs: deps.jobs, log }, job, { phase: JobPhase.Running, runner: cfg.runner }),
+      ),
       ids: { runUuid: () => runUuid },
       ...(deps.events ? { events: deps.events } : {}),
     });
@@ -90,8 +96,6 @@ export async function runKhJob(deps: KhJobRunDeps, cfg: KhJobRunConfig): Promise
         return { kind: 'recorded', runUuid, outcome: jobOutcome(outcome), adopted: true };
       }
       case 'run': {
-        if (phaseOf(job) === JobPhase.New)
-          await advancePhase({ jobs: deps.jobs, log }, job, { phase: JobPhase.Running, runner: cfg.runner });
         try {
           const result = await deps.iterate(adapt);
           if (result.kind !== 'recorded') return result;

@@ -180,6 +180,36 @@ describe('runKhJob: a khjob runs once, through the run engine', () => {
     expect(h.jobs.job?.spec.phase).toBe('Completed');
   });
 
+  it('marks the khjob Running only once its run is held: a run found busy leaves the phase as it was', async () => {
+    const h = harness(khjob());
+    const other: ActiveRun = {
+      uuid: 'a-khcheck-of-the-same-name',
+      startedAtMs: T0 - 1_000,
+      deadlineMs: T0 + 60_000,
+      pod: 'once-0',
+      runner: 'runner-b',
+      holder: 'runner-b/1',
+      leaseUntilMs: T0 + 30_000,
+    };
+    h.kube.putState({
+      apiVersion: 'comcast.github.io/v1',
+      kind: 'KuberhealthyState',
+      metadata: { name: NAME, namespace: NS, annotations: { [ANNOTATION.run]: JSON.stringify(other) } },
+      spec: {
+        OK: true,
+        Errors: [],
+        RunDuration: '0s',
+        Namespace: NS,
+        Node: '',
+        AuthoritativePod: '',
+        uuid: other.uuid,
+      },
+    });
+    const result = await h.run(h.iterate(OK));
+    expect(result.kind).toBe('busy');
+    expect(h.jobs.writes).toEqual([]);
+  });
+
   it('leaves a khjob Kuberhealthy v2 is running alone', async () => {
     const h = harness(khjob('Running'));
     const result = await h.run(h.iterate(OK));
