@@ -1,10 +1,11 @@
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
-import { timeoutMsOf } from '../healthcheck/state-view.ts';
+import { stateViewOf, timeoutMsOf } from '../healthcheck/state-view.ts';
 import { done, RetriesExhausted, updateWithRetry, write } from '../kube/cas.ts';
 import { ANNOTATION, type DispatchClaim, readDispatchClaim } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
+import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from './due.ts';
 import { decideHealthCheckDue } from './due-healthchecks.ts';
 import type { CheckRef } from './run-job.ts';
@@ -41,7 +42,13 @@ export function withHealthCheckDispatch(hc: HealthCheck, claim: DispatchClaim | 
  */
 export async function dispatchDueHealthChecks(
   deps: { api: HealthCheckWrites; dispatcher: Dispatcher; clock: Clock; log: Log },
-  c: { healthChecks: readonly HealthCheck[]; identity: string; timings?: DueTimings; maxAttempts: number },
+  c: {
+    healthChecks: readonly HealthCheck[];
+    identity: string;
+    timings?: DueTimings;
+    maxAttempts: number;
+    takeOver?: boolean;
+  },
 ): Promise<TickEntry[]> {
   const timings = c.timings ?? DEFAULT_DUE_TIMINGS;
   const entries: TickEntry[] = [];
@@ -49,6 +56,16 @@ export async function dispatchDueHealthChecks(
     const { namespace, name } = hc.metadata;
     const label = `healthcheck/${keyOf(hc)}`;
     const first = decideHealthCheckDue(hc, deps.clock.nowMs(), timings);
+    const refusal = kuberhealthyGuard(
+      { namespace, name },
+      { takeOver: c.takeOver ?? false },
+    )?.(stateViewOf(hc));
+    if (refusal !== undefined) {
+      // As for a khcheck (tick.ts): its runner would refuse it, exit 2, so nothing is sent.
+      deps.log.warn('refused: a Kuberhealthy runs it', { check: label });
+      entries.push({ check: label, decision: first, result: 'refused', error: refusal });
+      continue;
+    }
     if (!first.due) {
       entries.push({ check: label, decision: first, result: 'not-due' });
       continue;

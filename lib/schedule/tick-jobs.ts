@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import { jobAsCheck, type KhJob } from '../job/khjob.ts';
 import type { KhState } from '../state/resources.ts';
+import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { claimAndDispatch } from './dispatch-one.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from './due.ts';
 import { decideJobDue } from './due-jobs.ts';
@@ -24,6 +25,8 @@ export async function dispatchDueJobs(
     identity: string;
     timings?: DueTimings;
     maxAttempts: number;
+    /** Dispatch khjobs a Kuberhealthy runs too (KHRUN_TAKE_OVER); else skipped as 'refused', as checks are. */
+    takeOver?: boolean;
   },
 ): Promise<TickEntry[]> {
   const timings = c.timings ?? DEFAULT_DUE_TIMINGS;
@@ -41,6 +44,12 @@ export async function dispatchDueJobs(
     if (!first) continue;
     if (!first.due) {
       entries.push({ check: label, decision: first, result: 'not-due' });
+      continue;
+    }
+    const refusal = kuberhealthyGuard({ namespace, name }, { takeOver: c.takeOver ?? false })?.(listed);
+    if (refusal) {
+      deps.log.warn('refused: a Kuberhealthy runs it', { check: label });
+      entries.push({ check: label, decision: first, result: 'refused', error: refusal });
       continue;
     }
     const target = {

@@ -148,13 +148,20 @@ export async function runTick(
       entries.push({ check: ref, decision, result: 'failed', ref: claimed.claim.ref, error: message });
     }
   }
-  const jobStates = { jobs, states: stateByKey, identity: cfg.identity, timings, maxAttempts };
+  const jobStates = {
+    jobs,
+    states: stateByKey,
+    identity: cfg.identity,
+    timings,
+    maxAttempts,
+    takeOver: cfg.takeOver,
+  };
   entries.push(...(await dispatchDueJobs(deps, jobStates)));
   if (kube.healthChecks)
     entries.push(
       ...(await dispatchDueHealthChecks(
         { ...deps, api: kube.healthChecks },
-        { healthChecks, identity: cfg.identity, timings, maxAttempts },
+        { healthChecks, identity: cfg.identity, timings, maxAttempts, takeOver: cfg.takeOver },
       )),
     );
   return entries;
