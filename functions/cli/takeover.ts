@@ -1,6 +1,7 @@
 import { handbackCommand, takeoverCommand } from '../../lib/commands/takeover.ts';
 import { handbackOptions, takeoverOptions } from '../../lib/config/takeover-options.ts';
 import { logPort } from '../../lib/core/log.ts';
+import { healthCheckTakeoverStates } from '../../lib/healthcheck/takeover-states.ts';
 import { apiServerClock } from '../../lib/kube/server-clock.ts';
 import { takeoverKube } from '../../lib/takeover/kube-takeover.ts';
 import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
@@ -17,8 +18,8 @@ const KUBE_FLAGS = commonFlags({
 
 const PERMISSIONS =
   'Runs with your credentials, not the runner’s: it lists Deployments in every namespace, patches the ' +
-  'Kuberhealthy Deployment, watches its pods, lists khchecks and khstates, updates khstates and removes ' +
-  'checker pods (pods/eviction).';
+  'Kuberhealthy Deployment, watches its pods, lists khchecks and khstates (v3: HealthChecks), updates ' +
+  'khstates (v3: HealthChecks and their status) and removes checker pods (pods/eviction).';
 
 /** `khrun takeover`: Kuberhealthy v2 to zero, its khstates khrun's. */
 export const takeover: CliCommand = {
@@ -27,10 +28,11 @@ export const takeover: CliCommand = {
     synopsis: '[--from NAMESPACE/NAME | -n NAMESPACE]',
     summary: 'take the checks of a running Kuberhealthy over: scale it to zero, adopt its khstates',
     description:
-      'Scales the Kuberhealthy v2 Deployment to zero, waits for its pods to be gone, then marks every ' +
-      'khstate of its khchecks as khrun’s (results and history kept) and removes the checker pods of a run ' +
-      'it had in flight; the adopted checks are due at once. Rerun it to resume one interrupted. Exit 0: ' +
-      'taken over; 2: no single Kuberhealthy to take over, or a v3 one; 1: an API failure. ' +
+      'Scales the Kuberhealthy Deployment to zero, waits for its pods to be gone, then marks every ' +
+      'khstate of its khchecks (v3: every HealthCheck) as khrun’s (results and history kept) and removes ' +
+      'the checker pods of a run it had in flight (v3: that run is closed, its currentUUID cleared). ' +
+      'Rerun it to resume one interrupted. Exit 0: taken over; 2: no single Kuberhealthy to take over; ' +
+      '1: an API failure. ' +
       PERMISSIONS,
     flags: {
       from: {
@@ -46,7 +48,7 @@ export const takeover: CliCommand = {
     const options = takeoverOptions({ flags: values, env: ctx.env });
     const log = logPort(loggerFor(options.logLevel));
     return takeoverCommand({
-      kube: takeoverKube(options.kc),
+      kube: { ...takeoverKube(options.kc), healthChecks: healthCheckTakeoverStates(options.kc) },
       clock: apiServerClock(options.kc, log),
       log,
       signal: signalOnTermination(),
@@ -90,7 +92,7 @@ export const handback: CliCommand = {
     const options = handbackOptions({ flags: values, env: ctx.env });
     const log = logPort(loggerFor(options.logLevel));
     return handbackCommand({
-      kube: takeoverKube(options.kc),
+      kube: { ...takeoverKube(options.kc), healthChecks: healthCheckTakeoverStates(options.kc) },
       clock: apiServerClock(options.kc, log),
       log,
       signal: signalOnTermination(),

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
-import { readActiveRun } from '../state/khstate.ts';
+import { ANNOTATION, readActiveRun } from '../state/khstate.ts';
 import type { KhCheck, KhState } from '../state/resources.ts';
 import { installRef, type KuberhealthyInstall } from './installations.ts';
 import { readOwnerMarker, withOwnerMarker } from './owner-marker.ts';
@@ -11,11 +11,12 @@ const key = (o: { metadata: { namespace: string; name: string } }) =>
 
 /**
  * The khstates a Kuberhealthy ran, that khrun takes over (pure): those of khchecks it targets. A khstate
- * without a khcheck (a khjob's, or an orphan v2's reaper would delete) is not a check khrun runs.
+ * without a khcheck (a khjob's, or an orphan v2's reaper would delete) is not a check khrun runs. A
+ * HealthCheck is its own check.
  */
 export function statesInScope(
   install: KuberhealthyInstall,
-  checks: readonly KhCheck[],
+  checks: readonly Pick<KhCheck, 'metadata'>[],
   states: readonly KhState[],
 ): KhState[] {
   const checkKeys = new Set(checks.map(key));
@@ -25,7 +26,21 @@ export function statesInScope(
 }
 
 /**
- * The khstate taken over: the owner mark, and nothing else. v2's spec (OK, Errors, LastRun, RunDuration,
+ * The run a Kuberhealthy had in flight on a state (pure): v2's spec.uuid no record of khrun's names, or a
+ * run held by the store's foreignRunner (v3's status.currentUUID without khrun's lease).
+ */
+export function inFlightRunUuid(state: KhState, foreignRunner: string | undefined): string | undefined {
+  const run = readActiveRun(state);
+  return (
+    foreignRunUuid(state, undefined) ??
+    (foreignRunner !== undefined && run?.runner === foreignRunner ? run.uuid : undefined)
+  );
+}
+
+/**
+ * The state taken over: the owner mark, and, on a HealthCheck, v3's run in flight closed (its currentUUID
+ * cleared, no result counted: its checker reports to a controller that is gone); v3's lastRunUnix stays,
+ * so khrun's next run is due one runInterval after v3's last start. On a khstate nothing else: v2's spec (OK, Errors, LastRun, RunDuration,
  * AuthoritativePod, uuid) stays as Kuberhealthy wrote it, so the status page, metrics and history go on
  * from it; khrun's next run is due at once (a khstate no run of khrun's started is due), which also
  * replaces the run Kuberhealthy had in flight. Undefined when already taken over from this install.
@@ -34,11 +49,20 @@ export function adoptedState(
   state: KhState,
   install: KuberhealthyInstall,
   nowMs: number,
+  foreignRunner?: string,
 ): KhState | undefined {
   const marker = readOwnerMarker(state);
-  if (marker?.owner === 'khrun' && marker.from === installRef(install) && !foreignRunUuid(state, marker))
+  const foreignRun = foreignRunner !== undefined && readActiveRun(state)?.runner === foreignRunner;
+  if (
+    marker?.owner === 'khrun' &&
+    marker.from === installRef(install) &&
+    !foreignRunUuid(state, marker) &&
+    !foreignRun
+  )
     return undefined;
-  return withOwnerMarker(state, {
+  const { [ANNOTATION.run]: _closed, ...kept } = state.metadata.annotations ?? {};
+  const closed = foreignRun ? { ...state, metadata: { ...state.metadata, annotations: kept } } : state;
+  return withOwnerMarker(closed, {
     owner: 'khrun',
     from: installRef(install),
     atMs: nowMs,
@@ -48,11 +72,11 @@ export function adoptedState(
 
 /**
  * The checker pods of a run Kuberhealthy had in flight when it was scaled down (pure): not finished, and
- * of the run spec.uuid names, which is not one of khrun's. Their reports would go to a daemon that is
+ * of the run inFlightRunUuid names (on the state before adoption). Their reports would go to a daemon that is
  * gone (v2 waits for them until the check's timeout); removing them lets khrun's next run start now.
  */
-export function orphanedPods(state: KhState, pods: readonly V1Pod[]): V1Pod[] {
-  const uuid = foreignRunUuid(state, undefined);
+export function orphanedPods(state: KhState, pods: readonly V1Pod[], foreignRunner?: string): V1Pod[] {
+  const uuid = inFlightRunUuid(state, foreignRunner);
   if (!uuid) return [];
   return pods.filter(
     (p) =>

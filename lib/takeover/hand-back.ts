@@ -4,7 +4,7 @@ import { handedBackState, liveRuns } from './adoption.ts';
 import { findKuberhealthy, installRef, type KuberhealthyInstall } from './installations.ts';
 import { readOwnerMarker } from './owner-marker.ts';
 import { selectInstall } from './select-install.ts';
-import type { TakeoverDeps } from './take-over.ts';
+import { statesOf, type TakeoverDeps } from './take-over.ts';
 
 export type HandbackResult =
   | {
@@ -22,7 +22,8 @@ const ref = (s: KhState) => `${s.metadata.namespace}/${s.metadata.name}`;
  * `khrun handback`: the khstates khrun took over from the install are marked as Kuberhealthy's (from then
  * on khrun starts no run of them: `khrun run` and the tick refuse), khrun's runs still live on them are
  * waited for (watched) until recorded or past their deadline, then Kuberhealthy is scaled back to the
- * replicas it had. It resumes from the same khstates: v2 runs every check at start.
+ * replicas it had. It resumes from the same khstates (v2) or HealthChecks (v3): both start every check at
+ * start.
  */
 export async function handBack(
   deps: TakeoverDeps,
@@ -35,12 +36,14 @@ export async function handBack(
   });
   if (selected.kind !== 'found') return { kind: 'not-found', message: selected.message };
   const install = selected.install;
+  const store = statesOf(deps.kube, install);
+  if (!store) return { kind: 'not-found', message: `${installRef(install)} is v3: HealthChecks unreachable` };
   const replicas = opts.replicas ?? install.takenOver?.replicas ?? 1;
   const handedBack: string[] = [];
-  for (const listed of await deps.kube.listStates()) {
+  for (const listed of await store.listStates()) {
     const marker = readOwnerMarker(listed);
     if (marker?.owner !== 'khrun' || marker.from !== installRef(install)) continue;
-    const written = await updateKhStateWithRetry<boolean>(deps.kube, listed.metadata, {
+    const written = await updateKhStateWithRetry<boolean>(store, listed.metadata, {
       writer: 'handback',
       maxAttempts: 4,
       log: deps.log,
@@ -58,11 +61,11 @@ export async function handBack(
       states.filter((s) => mine.has(ref(s))),
       deps.clock.nowMs(),
     );
-  const waitedFor = live(await deps.kube.listStates()).map((r) => r.check);
+  const waitedFor = live(await store.listStates()).map((r) => r.check);
   if (waitedFor.length) {
     deps.log.info('waiting for khrun runs to finish', { checks: waitedFor });
-    const latestDeadlineMs = Math.max(...live(await deps.kube.listStates()).map((r) => r.deadlineMs));
-    await deps.kube
+    const latestDeadlineMs = Math.max(...live(await store.listStates()).map((r) => r.deadlineMs));
+    await store
       .waitForStates((states) => (live(states).length === 0 ? true : undefined), {
         // Bounded by the runs' own deadlines: a run past its deadline is no longer live (liveRuns).
         timeoutMs: Math.max(1_000, latestDeadlineMs - deps.clock.nowMs() + 1_000),

@@ -12,8 +12,8 @@ export interface KuberhealthyInstall {
   selector: string;
   /**
    * The namespace whose checks it runs, or 'all'. v2.7.1 reads it from its config file (`namespace`,
-   * blank by default: all), which the Deployment does not show: 'all' is assumed. v3 takes
-   * KH_TARGET_NAMESPACE from its environment.
+   * blank by default: all), which the Deployment does not show: 'all' is assumed. v3.0.0 reads
+   * KH_TARGET_NAMESPACE into its config and uses it nowhere (it runs every HealthCheck): 'all' too.
    */
   targets: string | 'all';
   /** The replica count `khrun takeover` scaled it down from, from the Deployment's annotation. */
@@ -78,7 +78,6 @@ export function findKuberhealthy(deployments: readonly V1Deployment[]): Kuberhea
     const container = kuberhealthyContainer(d);
     if (!container) continue;
     const line = lineOf(container);
-    const target = (container.env ?? []).find((e) => e.name === 'KH_TARGET_NAMESPACE')?.value;
     const labels = d.spec?.selector?.matchLabels ?? {};
     const takenOver = readRecord(d);
     found.push({
@@ -89,7 +88,7 @@ export function findKuberhealthy(deployments: readonly V1Deployment[]): Kuberhea
       selector: Object.entries(labels)
         .map(([k, v]) => `${k}=${v}`)
         .join(','),
-      targets: line === 'v3' && target ? target : 'all',
+      targets: 'all',
       ...(takenOver ? { takenOver } : {}),
     });
   }

@@ -13,12 +13,18 @@ import { type OwnerMarker, readOwnerMarker } from './owner-marker.ts';
  *
  * Gap: a Kuberhealthy that has not yet started a run of the check leaves no trace; khrun then runs it,
  * and refuses from Kuberhealthy's first run on (at most one run of each done by both).
+ *
+ * Kuberhealthy v3 leaves a plainer one: its leader's informer puts its finalizer on every HealthCheck it
+ * sees, at once and before the first run, and only removes it when the HealthCheck is deleted. So a
+ * HealthCheck's state view carrying V3_FINALIZER without khrun's owner mark is v3's, between its runs too.
  */
+export const V3_FINALIZER = 'kuberhealthy.io/healthcheck';
+
 export type Ownership =
   | { kind: 'khrun'; why: 'no-kuberhealthy-run' | 'taken-over' | 'forced' }
   | {
       kind: 'kuberhealthy';
-      why: 'kuberhealthy-ran-last' | 'handed-back' | 'kuberhealthy-resumed';
+      why: 'kuberhealthy-ran-last' | 'handed-back' | 'kuberhealthy-resumed' | 'v3-finalizer';
       /** The Kuberhealthy pod that recorded last (AuthoritativePod); '' when it has not recorded yet. */
       pod: string;
       /** namespace/name of its Deployment, when the owner mark names it. */
@@ -37,6 +43,9 @@ export function decideOwnership(state: KhState | null, opts: { takeOver: boolean
     return { kind: 'kuberhealthy', why: 'handed-back', pod, deployment: marker.to, runUuid: model.spec.uuid };
   }
   const foreign = foreignRunUuid(state, marker);
+  if (!marker && state.metadata.finalizers?.includes(V3_FINALIZER)) {
+    return { kind: 'kuberhealthy', why: 'v3-finalizer', pod, runUuid: foreign ?? '' };
+  }
   if (foreign === undefined) {
     return { kind: 'khrun', why: marker ? 'taken-over' : 'no-kuberhealthy-run' };
   }

@@ -1,5 +1,5 @@
 import { shortId } from '../core/ids.ts';
-import type { Ownership, Refusal } from './ownership.ts';
+import { type Ownership, type Refusal, V3_FINALIZER } from './ownership.ts';
 
 type Theirs = Extract<Ownership, { kind: 'kuberhealthy' }>;
 
@@ -31,11 +31,13 @@ export function refusalFor(check: { namespace: string; name: string }, o: Theirs
     'kuberhealthy-ran-last': `${who} runs ${ref}${run}`,
     'kuberhealthy-resumed': `${who} runs ${ref} again since khrun took it over${run}`,
     'handed-back': `${ref} was handed back to ${who} with khrun handback`,
+    'v3-finalizer': `Kuberhealthy v3 runs ${ref} (its finalizer ${V3_FINALIZER} is on the HealthCheck)`,
   }[o.why];
   const from = o.deployment ? ` --from ${o.deployment}` : '';
+  const state = o.why === 'v3-finalizer' ? 'HealthCheck' : 'khstate';
   const reason =
     `${evidence}; running it here too would run the check twice each interval, with two runs racing for ` +
-    `one khstate. To move it to khrun: khrun takeover${from} (scales Kuberhealthy to zero and adopts its ` +
-    `khstates); if Kuberhealthy no longer runs it: khrun run --take-over (or KHRUN_TAKE_OVER=true).`;
+    `one ${state}. To move it to khrun: khrun takeover${from} (scales Kuberhealthy to zero and adopts its ` +
+    `${state}s); if Kuberhealthy no longer runs it: khrun run --take-over (or KHRUN_TAKE_OVER=true).`;
   return { kind: 'refused', reason, ownership: o };
 }

@@ -4,7 +4,7 @@ import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { KhState } from '../state/resources.ts';
 import { adoptedState, orphanedPods, statesInScope } from './adoption.ts';
 import { findKuberhealthy, installRef, type KuberhealthyInstall } from './installations.ts';
-import type { TakeoverKube } from './port.ts';
+import type { TakeoverKube, TakeoverStates } from './port.ts';
 import { selectInstall } from './select-install.ts';
 
 export interface TakeoverDeps {
@@ -29,9 +29,13 @@ export type TakeoverResult =
 
 const ref = (s: KhState) => `${s.metadata.namespace}/${s.metadata.name}`;
 
+/** Where an install's checks keep their state: v2's khstates, v3's HealthChecks (undefined: unreachable). */
+export const statesOf = (kube: TakeoverKube, install: KuberhealthyInstall): TakeoverStates | undefined =>
+  install.line === 'v3' ? kube.healthChecks : kube;
+
 /**
- * `khrun takeover`: Kuberhealthy scaled to zero, its pods gone (watched), then its khstates adopted with
- * their results, and the checker pods of runs it had in flight removed. The order is the guarantee: no
+ * `khrun takeover`: Kuberhealthy scaled to zero, its pods gone (watched), then its khstates (v2) or
+ * HealthChecks (v3) adopted with their results, and the checker pods of runs it had in flight removed. The order is the guarantee: no
  * khstate is marked for khrun while a Kuberhealthy pod can still run its check, so no check runs twice; the
  * adopted checks are due at once, so none waits more than an interval. Rerunning it resumes a takeover
  * interrupted midway (every step is idempotent).
@@ -47,10 +51,11 @@ export async function takeOver(
   });
   if (selected.kind !== 'found') return { kind: 'not-found', message: selected.message };
   const install = selected.install;
-  if (install.line === 'v3') {
+  const store = statesOf(deps.kube, install);
+  if (!store) {
     return {
       kind: 'unsupported',
-      message: `${installRef(install)} is Kuberhealthy v3: it runs HealthCheck resources, which khrun takeover does not adopt yet; it was left running`,
+      message: `${installRef(install)} is Kuberhealthy v3: this khrun cannot reach HealthChecks; it was left running`,
     };
   }
   const replicas = install.takenOver?.replicas ?? install.replicas;
@@ -61,28 +66,32 @@ export async function takeOver(
   await deps.kube.waitForPodsGone(install, { timeoutMs: opts.podsGoneTimeoutMs, signal: opts.signal });
   deps.log.info('kuberhealthy pods gone', { kuberhealthy: installRef(install) });
 
-  const [checks, states] = await Promise.all([deps.kube.listChecks(), deps.kube.listStates()]);
+  const states = await store.listStates();
+  const checks = install.line === 'v3' ? states : await deps.kube.listChecks();
   const result = { adopted: [] as string[], closedRuns: [] as string[], unchanged: [] as string[] };
   for (const listed of statesInScope(install, checks, states)) {
-    const adopted = await updateKhStateWithRetry<KhState | undefined>(deps.kube, listed.metadata, {
+    // The state adopted is decided on: its run in flight is the one whose pods are removed.
+    let before: KhState | undefined;
+    const adopted = await updateKhStateWithRetry<KhState | undefined>(store, listed.metadata, {
       writer: 'takeover',
       maxAttempts: 4,
       log: deps.log,
       initial: listed,
       decide: (state) => {
-        const next = state && adoptedState(state, install, deps.clock.nowMs());
+        const next = state && adoptedState(state, install, deps.clock.nowMs(), store.foreignRunner);
+        before = state ?? undefined;
         return next ? write(next, (written) => written) : done(undefined);
       },
     });
-    if (!adopted) {
+    if (!adopted || !before) {
       result.unchanged.push(ref(listed));
       continue;
     }
     result.adopted.push(ref(listed));
-    const pods = await deps.kube.listCheckPods(listed.metadata.namespace, listed.metadata.name);
-    const orphans = orphanedPods(adopted, pods);
+    const pods = await store.listCheckPods(listed.metadata.namespace, listed.metadata.name);
+    const orphans = orphanedPods(before, pods, store.foreignRunner);
     for (const pod of orphans)
-      await deps.kube.removePod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', pod.metadata?.uid);
+      await store.removePod(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', pod.metadata?.uid);
     if (orphans.length) result.closedRuns.push(ref(listed));
     deps.log.info('khstate taken over', { check: ref(listed), orphanedPods: orphans.length });
   }

@@ -81,7 +81,8 @@ describe('findKuberhealthy', () => {
         line: 'v3',
         replicas: 2,
         selector: 'app=kuberhealthy',
-        targets: 'team-a',
+        // v3.0.0 reads KH_TARGET_NAMESPACE and runs every HealthCheck anyway.
+        targets: 'all',
       },
       {
         namespace: 'kuberhealthy',
