@@ -4,11 +4,12 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { lambdaStatusOptions } from '../lib/config/status-options.ts';
 import { createLogger } from '../lib/core/log.ts';
+import { listHealthChecks } from '../lib/status/healthcheck-cache.ts';
 import { listKhStates } from '../lib/status/state-cache.ts';
 import { handleStatusRequest } from '../lib/status/status-routes.ts';
 
 // status: Kuberhealthy v2's status JSON, the status page and the metrics behind a Lambda function URL.
-// A Lambda keeps no watch between invocations, so each request lists the khstates live.
+// A Lambda keeps no watch between invocations, so each request lists the khstates and HealthChecks live.
 
 let runtime: { logger: Logger; kc: KubeConfig } | undefined;
 
@@ -26,10 +27,12 @@ export async function handler(
   logger.addContext(context);
   try {
     const { scope } = options;
+    const namespaces = scope === 'all' ? undefined : scope.namespaces;
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
     const response = await handleStatusRequest(
       {
-        states: () => listKhStates(kc, scope === 'all' ? undefined : scope.namespaces),
+        states: () => listKhStates(kc, namespaces),
+        healthChecks: () => listHealthChecks(kc, namespaces),
         currentMaster: `lambda-${context.functionName}`,
         clock: { nowMs: Date.now },
         metrics: options.metrics,

@@ -14,6 +14,7 @@ import type { ReportKey } from '../report/report-token.ts';
 import type { Route } from '../report/routes.ts';
 import { startServe } from '../report/shared-server.ts';
 import { runCheck } from '../run/invocation.ts';
+import { startHealthCheckCache } from '../status/healthcheck-cache.ts';
 import type { MetricsOptions } from '../status/metrics.ts';
 import { startStateCache } from '../status/state-cache.ts';
 import { statusRoutes } from '../status/status-routes.ts';
@@ -47,7 +48,7 @@ export interface ServeCommandOptions {
   /** How long requests in flight (and triggered runs) may take to finish after SIGTERM. */
   drainMs: number;
   extraRoutes?: readonly Route[];
-  /** Serve the status JSON, page and metrics too (default true), from a watched cache of khstates. */
+  /** Serve the status JSON, page and metrics too (default true), from watched caches of khstates and HealthChecks. */
   status?: boolean;
   metrics?: MetricsOptions;
   /** `POST /api/run` (lib/trigger): mounted only when configured, with its token. */
@@ -67,19 +68,29 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
       error: loggableError(error),
     }),
   );
+  const namespaces = opts.scope === 'all' ? undefined : opts.scope.namespaces;
+  // One list-watch per kind: khstates, and the v3 HealthChecks that keep their result in their own status.
   const cache =
     opts.status === false
       ? undefined
-      : startStateCache({
-          kc: opts.kc,
-          namespaces: opts.scope === 'all' ? undefined : opts.scope.namespaces,
-          onInterruption: (reason) => opts.log.warn('khstate watch interrupted; resuming', { reason }),
-        });
+      : {
+          states: startStateCache({
+            kc: opts.kc,
+            namespaces,
+            onInterruption: (reason) => opts.log.warn('khstate watch interrupted; resuming', { reason }),
+          }),
+          healthChecks: startHealthCheckCache({
+            kc: opts.kc,
+            namespaces,
+            onInterruption: (reason) => opts.log.warn('HealthCheck watch interrupted; resuming', { reason }),
+          }),
+        };
   const status: Route[] = cache
     ? [
         statusRoutes({
-          states: () => cache.snapshot(),
-          ready: () => cache.ready(),
+          states: () => cache.states.snapshot(),
+          healthChecks: () => cache.healthChecks.snapshot(),
+          ready: () => cache.states.ready() && cache.healthChecks.ready(),
           currentMaster: opts.identity,
           clock,
           metrics: opts.metrics,
@@ -101,7 +112,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
     const extraRoutes = [check, ...status, ...(opts.extraRoutes ?? [])];
     return await serveUntilSignal({ ...opts, clock, extraRoutes });
   } finally {
-    await cache?.close();
+    await Promise.all([cache?.states.close(), cache?.healthChecks.close()]);
   }
 }
 

@@ -1,6 +1,8 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { HC_GROUP, HC_PLURAL, HC_VERSION, type HealthCheck } from '../healthcheck/resources.ts';
 import { isNotFound } from '../kube/errors.ts';
+import { kubeListWatchTransport } from '../kube/list-watch-transport.ts';
+import { missingCrdTransport } from '../kube/missing-crd-transport.ts';
 import { type ObjectCache, type StateCacheOptions, startObjectCache } from './state-cache.ts';
 
 const healthChecksPath = (namespace?: string) =>
@@ -8,12 +10,22 @@ const healthChecksPath = (namespace?: string) =>
     ? `/apis/${HC_GROUP}/${HC_VERSION}/namespaces/${namespace}/${HC_PLURAL}`
     : `/apis/${HC_GROUP}/${HC_VERSION}/${HC_PLURAL}`;
 
+/** How often a cache looks again for v3's CRD where it was not installed. */
+export const CRD_RECHECK_MS = 60_000;
+
 /**
  * The HealthChecks a status server lists beside the khstates: their own list-and-watch per scope (the
- * same scopes as the khstate cache), since a HealthCheck keeps its result in its own status.
+ * same scopes as the khstate cache), since a HealthCheck keeps its result in its own status. Without v3's
+ * CRD the cache is ready and empty, and picks the CRD up within recheckMs of its installation.
  */
-export function startHealthCheckCache(opts: StateCacheOptions): ObjectCache<HealthCheck> {
-  return startObjectCache<HealthCheck>(opts, { pathOf: healthChecksPath, noun: 'HealthCheck' });
+export function startHealthCheckCache(
+  opts: StateCacheOptions & { recheckMs?: number },
+): ObjectCache<HealthCheck> {
+  const transport = missingCrdTransport(
+    kubeListWatchTransport<HealthCheck>(opts.kc),
+    opts.recheckMs ?? CRD_RECHECK_MS,
+  );
+  return startObjectCache<HealthCheck>(opts, { pathOf: healthChecksPath, noun: 'HealthCheck', transport });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { runListWatch } from '../kube/list-watch.ts';
+import type { ListWatchTransport } from '../kube/list-watch-transport.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../state/resources.ts';
 
 /** Read access to the khstates (or, ObjectSource<HealthCheck>, HealthChecks) a status view is built from. */
@@ -34,9 +35,11 @@ export interface StateCacheOptions {
 }
 
 /** One kind a cache holds: its collection path per scope (undefined: all namespaces) and its name in errors. */
-export interface CachedKind {
+export interface CachedKind<T extends KubernetesObject = KubernetesObject> {
   pathOf: (namespace?: string) => string;
   noun: string;
+  /** Where its lists and watches go; default the API server of kc (healthcheck-cache.ts bridges a missing CRD). */
+  transport?: ListWatchTransport<T>;
 }
 
 const statesPath = (namespace?: string) =>
@@ -56,7 +59,7 @@ export function startStateCache(opts: StateCacheOptions): StateCache {
 /** The cache of startStateCache for any namespaced kind (one list per kind: healthcheck-cache.ts). */
 export function startObjectCache<T extends KubernetesObject>(
   opts: StateCacheOptions,
-  kind: CachedKind,
+  kind: CachedKind<T>,
 ): ObjectCache<T> {
   const stop = new AbortController();
   const scopes: (string | undefined)[] = opts.namespaces?.length
@@ -77,6 +80,7 @@ export function startObjectCache<T extends KubernetesObject>(
       runListWatch<T>({
         kc: opts.kc,
         path: kind.pathOf(scope),
+        transport: kind.transport,
         signal: stop.signal,
         onInterruption: opts.onInterruption,
         onChange: (items) => {

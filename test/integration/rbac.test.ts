@@ -6,15 +6,26 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  HC_API_VERSION,
+  HC_GROUP,
+  HC_KIND,
+  HC_PLURAL,
+  HC_VERSION,
+  type HealthCheck,
+} from '../../lib/healthcheck/resources.ts';
 import { statusCodeOf } from '../../lib/kube/errors.ts';
 import { KH_GROUP, KH_VERSION } from '../../lib/state/resources.ts';
-import { adminKubeConfig } from './helpers/cluster.ts';
+import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 import {
   applyDeploy,
   buildTestBundles,
   DEPLOY_NAMESPACE,
   serviceAccountKubeConfig,
+  writeKubeConfig,
 } from './helpers/deploy.ts';
+import { goCheckerV3Binary } from './helpers/go-checker-v3.ts';
+import { outcomeOf, runKhrun } from './helpers/khrun.ts';
 
 // Each component's ServiceAccount, with a token from the TokenRequest API, against the real authorizer:
 // what its ClusterRole/Role allows (SelfSubjectAccessReview), and real requests it must be denied (403).
@@ -32,6 +43,7 @@ type Verb = [
   extra?: { group?: string; name?: string; subresource?: string },
 ];
 const kh = { group: KH_GROUP };
+const v3 = { group: 'kuberhealthy.github.io' };
 
 const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
   'khrun-runner': {
@@ -49,8 +61,17 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['delete', 'pods', OTHER],
       ['create', 'pods', OTHER, { subresource: 'eviction' }],
       ['create', 'events', OTHER],
+      ['get', 'healthchecks', OTHER, v3],
+      ['list', 'healthchecks', OTHER, v3],
+      ['watch', 'healthchecks', OTHER, v3],
+      ['update', 'healthchecks', OTHER, v3],
+      ['update', 'healthchecks', OTHER, { ...v3, subresource: 'status' }],
+      ['update', 'healthchecks', OTHER, { ...v3, subresource: 'finalizers' }],
     ],
     denied: [
+      ['create', 'healthchecks', OTHER, v3],
+      ['delete', 'healthchecks', OTHER, v3],
+      ['patch', 'healthchecks', OTHER, v3],
       ['list', 'khchecks', OTHER, kh],
       ['update', 'khchecks', OTHER, kh],
       ['list', 'khjobs', OTHER, kh],
@@ -88,8 +109,11 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['get', 'khstates', OTHER, kh],
       ['update', 'khstates', OTHER, kh],
       ['watch', 'khstates', OTHER, kh],
+      ['list', 'healthchecks', OTHER, v3],
+      ['watch', 'healthchecks', OTHER, v3],
     ],
     denied: [
+      ['delete', 'healthchecks', OTHER, v3],
       ['create', 'pods', OTHER],
       ['delete', 'pods', OTHER],
       ['get', 'khchecks', OTHER, kh],
@@ -252,3 +276,62 @@ function job(name: string) {
     spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
   };
 }
+
+describe('the runner runs a Kuberhealthy v3 HealthCheck with only its own rights', () => {
+  it('khrun run --healthcheck as khrun-runner: v3 checker pod (blockOwnerDeletion), report, status, removal', async () => {
+    // OwnerReferencesPermissionEnforcement is on in the local cluster (lib/local/control-plane.ts): the
+    // pod's blockOwnerDeletion is refused unless the runner may update healthchecks/finalizers.
+    const checks = await freshNamespace(admin, 'rbac-hc');
+    try {
+      const checker = await goCheckerV3Binary();
+      const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL };
+      const custom = admin.makeApiClient(CustomObjectsApi);
+      await custom.createNamespacedCustomObject({
+        ...co,
+        namespace: checks,
+        body: {
+          apiVersion: HC_API_VERSION,
+          kind: HC_KIND,
+          metadata: { name: 'as-runner', namespace: checks },
+          spec: {
+            runInterval: '10m',
+            timeout: '30s',
+            podSpec: {
+              spec: {
+                containers: [{ name: 'check', image: 'example/v3-check:1', command: [checker, 'success'] }],
+              },
+            },
+          },
+        },
+      });
+      const kubeconfig = await writeKubeConfig(clients.get('khrun-runner')!, 'rbac-healthcheck-runner');
+      const result = await runKhrun(
+        ['--healthcheck', 'as-runner', '--namespace', checks, '--output', 'json'],
+        { KUBECONFIG: kubeconfig },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(outcomeOf(result)).toMatchObject({ result: 'recorded', kind: 'Succeeded', ok: true });
+      const hc = (await custom.getNamespacedCustomObject({
+        ...co,
+        namespace: checks,
+        name: 'as-runner',
+      })) as HealthCheck;
+      expect(hc.status).toMatchObject({ ok: true, successCount: 1 });
+      expect(hc.status?.currentUUID ?? '').toBe('');
+      const left = await admin
+        .makeApiClient(CoreV1Api)
+        .listNamespacedPod({ namespace: checks, labelSelector: 'healthcheck=as-runner' });
+      expect(left.items.filter((p) => !p.metadata?.deletionTimestamp)).toEqual([]);
+    } finally {
+      await dropNamespace(admin, checks);
+    }
+  }, 120_000);
+
+  it('the runner is denied creating and deleting HealthChecks for real (403)', async () => {
+    const custom = clients.get('khrun-runner')!.makeApiClient(CustomObjectsApi);
+    const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL, namespace: ns };
+    const body = { apiVersion: HC_API_VERSION, kind: HC_KIND, metadata: { name: 'x' }, spec: {} };
+    expect(await statusOf(custom.createNamespacedCustomObject({ ...co, body }))).toBe(403);
+    expect(await statusOf(custom.deleteNamespacedCustomObject({ ...co, name: 'x' }))).toBe(403);
+  });
+});

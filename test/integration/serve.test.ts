@@ -4,9 +4,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { retryWithBackoff } from '../../lib/core/backoff.ts';
+import { HC_GROUP, HC_PLURAL, HC_VERSION } from '../../lib/healthcheck/resources.ts';
 import { ANNOTATION, readAcceptedReport, readLastOutcome } from '../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpers/cluster.ts';
@@ -137,6 +138,67 @@ describe('khrun serve', () => {
     const page = await fetch(`${server.base}/`, { headers: { accept: 'text/html' } });
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     expect((await fetch(`${server.base}/`, { method: 'POST', body: '{"OK":true}' })).status).toBe(400);
+  });
+
+  it('lists a v3 HealthCheck beside the khchecks: its result, written into its status, in /json and /metrics', async () => {
+    // The result as v3's controller writes it, through the status subresource; the server sees it by its watch.
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL, namespace: ns };
+    const body = {
+      apiVersion: `${HC_GROUP}/${HC_VERSION}`,
+      kind: 'HealthCheck',
+      metadata: { name: 'v3-check' },
+    };
+    const created = (await custom.createNamespacedCustomObject({
+      ...co,
+      body: { ...body, spec: { runInterval: '5m', timeout: '1m', podSpec: { spec: { containers: [] } } } },
+    })) as { metadata: { resourceVersion: string } };
+    const lastRunUnix = Math.floor(Date.now() / 1000);
+    await custom.replaceNamespacedCustomObjectStatus({
+      ...co,
+      name: 'v3-check',
+      body: {
+        ...body,
+        metadata: { name: 'v3-check', resourceVersion: created.metadata.resourceVersion },
+        status: {
+          ok: false,
+          errors: ['v3 disk full'],
+          lastRunUnix,
+          runDuration: 2_000_000_000,
+          failureCount: 1,
+        },
+      },
+    });
+    const key = `${ns}/v3-check`;
+    type Status = { OK: boolean; HealthCheckDetails?: Record<string, Record<string, unknown>> };
+    const status = await retryWithBackoff<Status>(
+      `${key} in the server's status`,
+      async () => {
+        const res = await fetch(`${server.base}/json`);
+        const json = res.status === 200 ? ((await res.json()) as Status) : undefined;
+        return json?.HealthCheckDetails?.[key] ? json : undefined;
+      },
+      { initialMs: 50, maxMs: 500, deadlineEpochMs: Date.now() + 30_000 },
+    );
+    expect(status?.OK).toBe(false);
+    expect(status?.HealthCheckDetails?.[key]).toMatchObject({
+      ok: false,
+      errors: ['v3 disk full'],
+      lastRunUnix,
+      runDuration: 2_000_000_000,
+      failureCount: 1,
+    });
+    const metrics = await (await fetch(`${server.base}/metrics`)).text();
+    const series = metrics.split('\n').filter((l) => l.startsWith('kuberhealthy_check{'));
+    expect(
+      series.filter(
+        (l) =>
+          l.includes('check="v3-check"') &&
+          l.includes(`namespace="${ns}"`) &&
+          l.includes('status="0"') &&
+          l.includes('kind="HealthCheck"'),
+      ),
+    ).toHaveLength(1);
   });
 
   it('refuses bodies over the limit before reading them', async () => {
