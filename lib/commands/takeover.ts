@@ -31,7 +31,7 @@ function summary(r: Extract<TakeoverResult, { kind: 'taken-over' }>) {
 
 /**
  * `khrun takeover`: exit 0 when Kuberhealthy is at zero and its khstates are khrun's; 2 when there is no
- * (single) Kuberhealthy to take over or it is one takeover cannot adopt (v3); 1 on an API failure.
+ * (single) Kuberhealthy to take over, or a v3 one and no way to reach HealthChecks; 1 on an API failure.
  */
 export async function takeoverCommand(
   opts: CommonOptions & { from?: string; namespace?: string; podsGoneTimeoutMs: number },
@@ -56,9 +56,11 @@ export async function takeoverCommand(
       `  ${safe(check)}: taken over${s.closedRuns.includes(check) ? ' (its run in flight stopped)' : ''}`,
     );
   }
+  const states = s.line === 'v3' ? 'HealthChecks' : 'khstates';
   for (const check of s.unchanged) opts.write(`  ${safe(check)}: already taken over`);
   opts.write(
-    `${s.adopted.length} khstates taken over; khrun runs them from now on (each due at once). ` +
+    `${s.adopted.length} ${states} taken over; khrun runs them from now on ` +
+      `(${s.line === 'v3' ? 'each due a runInterval after its last start' : 'each due at once'}). ` +
       `To give them back: khrun handback --to ${s.kuberhealthy}`,
   );
   return EXIT.ok;
