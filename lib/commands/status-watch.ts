@@ -1,10 +1,13 @@
 import { EXIT } from '../core/exit-codes.ts';
 import { escapeControls } from '../core/terminal-text.ts';
 import type { KhCheck } from '../state/resources.ts';
-import { type StateCache, startStateCache } from '../status/state-cache.ts';
+import { startHealthCheckCache } from '../status/healthcheck-cache.ts';
+import { type ObjectCache, startStateCache } from '../status/state-cache.ts';
 import { formatDocument } from './document.ts';
 import {
+  healthCheckRows,
   listChecks,
+  mergeRows,
   renderStatusTable,
   type StatusCommandOptions,
   type StatusRow,
@@ -20,7 +23,9 @@ export interface StatusChange {
   row: StatusRow;
 }
 
-const keyOf = (r: StatusRow) => `${r.namespace}/${r.name}`;
+/** A row's identity (a khcheck's as before v3; a HealthCheck of the same name is another check). */
+export const watchRowKey = (r: StatusRow) => `${r.kind ? `${r.kind}:` : ''}${r.namespace}/${r.name}`;
+const keyOf = watchRowKey;
 
 /** What a row shows, ages aside (they change with the clock, not with the check): equal means no line. */
 function shown(r: StatusRow, wide: boolean): string {
@@ -49,10 +54,13 @@ export function statusChanges(
   return changes;
 }
 
-/** A change as a line under the table: its cells in the table's columns, no header (kubectl get -w). */
+/**
+ * A change as a line under the table: its cells in the table's columns, no header (kubectl get -w); kinds
+ * when the table has the KIND column.
+ */
 export function watchTableLine(
   row: StatusRow,
-  opts: { nowMs: number; color: boolean; wide: boolean; widths: readonly number[] },
+  opts: { nowMs: number; color: boolean; wide: boolean; widths: readonly number[]; kinds?: boolean },
 ): string {
   return formatRow(statusCells(row, opts), opts.widths);
 }
@@ -64,7 +72,8 @@ export function watchEvent(change: StatusChange) {
   const r = change.row;
   return {
     type: change.type,
-    check: keyOf(r),
+    ...(r.kind ? { kind: r.kind } : {}),
+    check: `${r.namespace}/${r.name}`,
     namespace: r.namespace,
     name: r.name,
     hasRun: r.hasRun,
@@ -84,7 +93,10 @@ export function watchEvent(change: StatusChange) {
 export const watchEventJson = (change: StatusChange) => formatDocument(watchEvent(change), 'json');
 
 /** Resolves true once the cache has listed every scope, false if the signal aborts first. */
-function readyOrAborted(cache: StateCache, signal: AbortSignal): Promise<boolean> {
+function readyOrAborted(
+  cache: Pick<ObjectCache<unknown>, 'ready' | 'subscribe'>,
+  signal: AbortSignal,
+): Promise<boolean> {
   return new Promise((resolve) => {
     const finish = (ready: boolean) => {
       unsubscribe();
@@ -103,34 +115,49 @@ function readyOrAborted(cache: StateCache, signal: AbortSignal): Promise<boolean
 
 /**
  * `khrun status -w`: the table (or, with -o json|yaml, one ADDED object per check), then one line per check
- * whose row changed, from a list-and-watch of the khstates (the khchecks are listed once), until the signal
- * aborts (SIGINT): exit 0. The watch owns its cache and closes it in finally.
+ * whose row changed, from a list-and-watch of the khstates and one of the HealthChecks (the khchecks are
+ * listed once), until the signal aborts (SIGINT): exit 0. The watch owns its caches and closes them in finally.
  */
 export async function watchStatus(
   opts: StatusCommandOptions & { signal: AbortSignal; warn: (line: string) => void },
 ): Promise<number> {
   const checks: KhCheck[] = await listChecks(opts.kc, opts.namespaces);
-  const cache = startStateCache({
+  const cacheOptions = {
     kc: opts.kc,
     namespaces: opts.namespaces,
-    onInterruption: (reason) => opts.warn(`khrun: ${escapeControls(reason)}`),
-  });
+    onInterruption: (reason: string) => opts.warn(`khrun: ${escapeControls(reason)}`),
+  };
+  const states = startStateCache(cacheOptions);
+  const healthChecks = startHealthCheckCache(cacheOptions);
+  const both = {
+    ready: () => states.ready() && healthChecks.ready(),
+    subscribe: (listener: () => void) => {
+      const off = [states.subscribe(listener), healthChecks.subscribe(listener)];
+      return () => {
+        for (const unsubscribe of off) unsubscribe();
+      };
+    },
+  };
+  const currentRows = () =>
+    mergeRows(statusRows(checks, states.snapshot()), healthCheckRows(healthChecks.snapshot()));
   try {
-    if (!(await readyOrAborted(cache, opts.signal))) return EXIT.ok;
+    if (!(await readyOrAborted(both, opts.signal))) return EXIT.ok;
     const wide = opts.output === 'wide';
     const format = opts.output === 'json' || opts.output === 'yaml' ? opts.output : undefined;
-    let rows = statusRows(checks, cache.snapshot());
+    let rows = currentRows();
     const view = { nowMs: opts.nowMs(), color: opts.color, wide };
     const widths = statusColumnWidths(rows, view);
+    // Lines keep the table's columns: KIND only when the first table had HealthChecks.
+    const kinds = rows.some((r) => r.kind);
     const print = (change: StatusChange) => {
       if (format === 'json') opts.write(watchEventJson(change));
       else if (format === 'yaml') opts.write(`---\n${formatDocument(watchEvent(change), 'yaml')}`);
-      else opts.write(watchTableLine(change.row, { ...view, nowMs: opts.nowMs(), widths }));
+      else opts.write(watchTableLine(change.row, { ...view, nowMs: opts.nowMs(), widths, kinds }));
     };
     if (format) for (const row of rows) print({ type: 'ADDED', row });
     else opts.write(renderStatusTable(rows, view));
-    const unsubscribe = cache.subscribe(() => {
-      const next = statusRows(checks, cache.snapshot());
+    const unsubscribe = both.subscribe(() => {
+      const next = currentRows();
       for (const change of statusChanges(new Map(rows.map((r) => [keyOf(r), r])), next, wide)) print(change);
       rows = next;
     });
@@ -144,6 +171,6 @@ export async function watchStatus(
     }
     return EXIT.ok;
   } finally {
-    await cache.close();
+    await Promise.all([states.close(), healthChecks.close()]);
   }
 }

@@ -1,3 +1,6 @@
+import type { HealthCheck } from '../healthcheck/resources.ts';
+import { stateViewOf } from '../healthcheck/state-view.ts';
+import { healthCheckStatusView } from '../healthcheck/status-view.ts';
 import { type HistoryEntry, readHistory } from '../state/history.ts';
 import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
@@ -6,7 +9,10 @@ import { checkKey, hasRun, normalizeLastRun } from './status-json.ts';
 
 /** One check as the status page shows it. Not a stable API: the page and this file change together. */
 export interface PageCheck {
+  /** `namespace/name` for a khcheck; `HealthCheck:namespace/name` for a v3 HealthCheck of the same name. */
   key: string;
+  /** Set on a Kuberhealthy v3 HealthCheck only (a khcheck's entry is as it was before v3). */
+  kind?: 'HealthCheck';
   name: string;
   namespace: string;
   /** Same rule as v2's global OK: a check is down iff it has a non-blank error. */
@@ -59,20 +65,58 @@ function pageCheck(state: KhState): PageCheck {
   };
 }
 
-/** The page's view of the khstates: failing checks first, then by namespace/name. */
+/**
+ * A HealthCheck as the page shows it: its result from its status as v3 writes it, khrun's history and
+ * consecutive failures from its annotations (the khstate view of it, as `khrun status` reads it).
+ */
+function pageHealthCheck(hc: HealthCheck): PageCheck {
+  const v = healthCheckStatusView(hc);
+  const view = stateViewOf(hc);
+  const errors = v.errors.filter((e) => e.trim() !== '');
+  const active = v.running ? readActiveRun(view) : undefined;
+  return {
+    key: `HealthCheck:${v.namespace}/${v.name}`,
+    kind: 'HealthCheck',
+    name: v.name,
+    namespace: v.namespace,
+    ok: v.ok && errors.length === 0,
+    hasRun: v.hasRun,
+    errors,
+    lastRunMs: v.hasRun && v.lastRunMs > 0 ? v.lastRunMs : null,
+    durationMs: v.hasRun ? Math.round(v.runDurationMs) : null,
+    node: view.spec?.Node ?? '',
+    consecutiveFailures: readConsecutiveFailures(view),
+    outcome: readLastOutcome(view)?.kind ?? null,
+    running: active ? { startedAtMs: active.startedAtMs, deadlineMs: active.deadlineMs } : null,
+    history: readHistory(view),
+  };
+}
+
+/** By namespace/name, a khcheck before a HealthCheck of the same name. */
+const order = (c: PageCheck) => `${c.namespace}/${c.name}\u0000${c.kind ? 1 : 0}`;
+
+/** The page's view of the khstates and HealthChecks: failing checks first, then by namespace/name. */
 export function buildPageData(
   states: readonly KhState[],
-  opts: { namespaces?: readonly string[]; currentMaster: string; nowMs: number },
+  opts: {
+    namespaces?: readonly string[];
+    currentMaster: string;
+    nowMs: number;
+    healthChecks?: readonly HealthCheck[];
+  },
 ): PageData {
   const wanted = opts.namespaces?.length ? new Set(opts.namespaces) : undefined;
-  const checks = states
-    .filter((s) => !wanted || wanted.has(s.spec?.Namespace ?? s.metadata.namespace))
-    .map(pageCheck)
-    .sort((a, b) => {
-      const down = Number(a.hasRun && !a.ok) - Number(b.hasRun && !b.ok);
-      if (down !== 0) return -down;
-      return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-    });
+  const checks = [
+    ...states.filter((s) => !wanted || wanted.has(s.spec?.Namespace ?? s.metadata.namespace)).map(pageCheck),
+    // A HealthCheck is filtered by its own namespace, as the status JSON and v3's /json do.
+    ...(opts.healthChecks ?? [])
+      .filter((hc) => !wanted || wanted.has(hc.metadata.namespace))
+      .map(pageHealthCheck),
+  ].sort((a, b) => {
+    const down = Number(a.hasRun && !a.ok) - Number(b.hasRun && !b.ok);
+    if (down !== 0) return -down;
+    return order(a) < order(b) ? -1 : order(a) > order(b) ? 1 : 0;
+  });
   return {
     ok: checks.every((c) => !c.hasRun || c.ok),
     nowMs: opts.nowMs,

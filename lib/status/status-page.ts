@@ -26,6 +26,7 @@ main{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));alig
 .title{display:flex;align-items:baseline;gap:8px;min-width:0}
 .name{font-weight:600;font-size:15px;overflow-wrap:anywhere}
 .ns{color:var(--muted);font-size:12px}
+.kind{border:1px solid var(--line);border-radius:4px;padding:0 5px;color:var(--muted);font-size:11px}
 .state{margin-left:auto;font-weight:700;font-size:12px;letter-spacing:.04em}
 .ok .state{color:var(--ok)}.fail .state{color:var(--fail)}.pending .state{color:var(--skip)}
 .stats{display:flex;flex-wrap:wrap;gap:2px 14px;color:var(--muted);margin:6px 0}
@@ -97,8 +98,11 @@ function card(c) {
   const running = c.running ? h('div', { class: 'running' }, 'running for ' + age(now() - c.running.startedAtMs) +
     ', deadline in ' + age(c.running.deadlineMs - now())) : null;
   const errors = c.errors.length ? h('ul', { class: 'errors' }, ...c.errors.map((e) => h('li', {}, e))) : null;
-  return h('article', { class: 'card ' + cls, 'data-check': c.key, 'data-ok': String(c.ok), 'data-has-run': String(c.hasRun) },
+  const attrs = { class: 'card ' + cls, 'data-check': c.key, 'data-ok': String(c.ok), 'data-has-run': String(c.hasRun) };
+  if (c.kind) attrs['data-kind'] = c.kind;
+  return h('article', attrs,
     h('div', { class: 'title' }, h('span', { class: 'name' }, c.name), h('span', { class: 'ns' }, c.namespace),
+      c.kind ? h('span', { class: 'kind', title: 'Kuberhealthy v3 ' + c.kind }, c.kind) : null,
       h('span', { class: 'state' }, !c.hasRun ? 'PENDING' : c.ok ? 'OK' : 'FAILING')),
     stats, running, errors, c.history.length ? chart(c) : null,
     c.history.length ? h('div', { class: 'caption' }, 'last ' + (c.history.length === 1 ? 'run' : c.history.length + ' runs, oldest first') + '; height: duration') : null);

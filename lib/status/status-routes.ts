@@ -128,7 +128,8 @@ export async function handleStatusRequest(
     });
     return { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE, ...NO_STORE }, body };
   }
-  const pageData = () => buildPageData(states, { namespaces, currentMaster: opts.currentMaster, nowMs });
+  const pageData = () =>
+    buildPageData(states, { namespaces, currentMaster: opts.currentMaster, nowMs, healthChecks });
   if (path === STATUS_PATHS.pageData) {
     return {
       status: 200,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { HC_GROUP, HC_PLURAL, HC_VERSION } from '../../lib/healthcheck/resources.ts';
 import { newKhState } from '../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
@@ -31,6 +32,26 @@ async function writeState(name: string, spec: Partial<KhState['spec']>) {
   const co = { group: KH_GROUP, version: KH_VERSION, plural: KHSTATE_PLURAL, namespace: ns };
   if (existing) await custom.replaceNamespacedCustomObject({ ...co, name, body: state });
   else await custom.createNamespacedCustomObject({ ...co, body: state });
+}
+
+/** A v3 HealthCheck with its result written into its status (as v3's controller writes it), created or replaced. */
+async function writeHealthCheck(name: string, status: Record<string, unknown>) {
+  const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL, namespace: ns };
+  const body = { apiVersion: `${HC_GROUP}/${HC_VERSION}`, kind: 'HealthCheck', metadata: { name } };
+  const existing = (await custom.getNamespacedCustomObject({ ...co, name }).catch(() => undefined)) as
+    | { metadata: { resourceVersion: string } }
+    | undefined;
+  const current =
+    existing ??
+    ((await custom.createNamespacedCustomObject({
+      ...co,
+      body: { ...body, spec: { runInterval: '5m', timeout: '1m', podSpec: { spec: { containers: [] } } } },
+    })) as { metadata: { resourceVersion: string } });
+  await custom.replaceNamespacedCustomObjectStatus({
+    ...co,
+    name,
+    body: { ...body, metadata: { name, resourceVersion: current.metadata.resourceVersion }, status },
+  });
 }
 
 /** `khrun status ARGS` running; until() waits for a stdout line, interrupt() sends SIGINT and waits for the exit. */
@@ -161,6 +182,25 @@ describe('khrun status --watch', () => {
         watch.lines.every((l) => parsed(l) !== undefined),
         'every line is JSON',
       ).toBe(true);
+      const { code, stderr } = await watch.interrupt();
+      expect(code, stderr).toBe(0);
+    } finally {
+      watch.kill();
+    }
+  });
+
+  it('follows a v3 HealthCheck too: its status written, one event of kind HealthCheck', async () => {
+    const lastRunUnix = Math.floor(Date.now() / 1000);
+    await writeHealthCheck('watched', { ok: true, lastRunUnix, runDuration: 1e9, successCount: 1 });
+    const watch = startKhrun(['-w', '-n', ns, '-o', 'json']);
+    const parsed = (l: string) => JSON.parse(l) as Record<string, unknown>;
+    try {
+      const first = await watch.until((l) => parsed(l).kind === 'HealthCheck', 'with the HealthCheck');
+      expect(parsed(first)).toMatchObject({ type: 'ADDED', check: `${ns}/watched`, ok: true, hasRun: true });
+      await writeHealthCheck('watched', { ok: false, errors: ['v3 says no'], lastRunUnix, runDuration: 1e9 });
+      const change = await watch.until((l) => parsed(l).type === 'MODIFIED', 'with the MODIFIED event');
+      // The HealthCheck changed, not the khstate of the same name.
+      expect(parsed(change)).toMatchObject({ kind: 'HealthCheck', ok: false, error: 'v3 says no' });
       const { code, stderr } = await watch.interrupt();
       expect(code, stderr).toBe(0);
     } finally {
