@@ -89,4 +89,13 @@ describe('startHealthCheckCache where v3 CRD is missing, then installed', () => 
       await cache.close();
     }
   });
+
+  it('closes at once while it waits to look for the CRD again', async () => {
+    installed = false;
+    const cache = startHealthCheckCache({ kc: kubeConfigFor(url), recheckMs: 3_600_000 });
+    await cache.whenReady(5_000);
+    const started = performance.now();
+    await cache.close();
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
 });
