@@ -2,13 +2,9 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
+import type { RunCheckEvent } from '../config/run-check-event.ts';
+import type { CheckRef } from '../schedule/run-job.ts';
 import type { Dispatcher } from '../schedule/tick.ts';
-
-/** The event a runCheck invocation receives: from the tick, a schedule rule's input, or `aws lambda invoke`. */
-export interface RunCheckEvent {
-  checkName: string;
-  namespace: string;
-}
 
 export interface LambdaInvokeOptions {
   functionName: string;
@@ -59,12 +55,22 @@ export async function invokeAsync(opts: LambdaInvokeOptions, event: RunCheckEven
   return res.headers.get('x-amzn-requestid') ?? '';
 }
 
-/** AWS mode of the tick: each due check becomes one asynchronous invocation of the runCheck function. */
+/** The runCheck event for a check the tick dispatches: its kind said, so a khjob or HealthCheck is run as one. */
+export function runCheckEventFor(check: CheckRef): RunCheckEvent {
+  return { kind: check.kind ?? 'khcheck', checkName: check.name, namespace: check.namespace };
+}
+
+/**
+ * AWS mode of the tick: each due khcheck, khjob and HealthCheck becomes one asynchronous invocation of the
+ * runCheck function, its kind in the event.
+ */
 export function lambdaDispatcher(opts: LambdaInvokeOptions): Dispatcher {
   return {
+    runsKhJobs: true,
+    runsHealthChecks: true,
     refFor: (_check, nowMs) => `lambda:${opts.functionName}@${Math.floor(nowMs / 1000)}`,
     async dispatch(check) {
-      await invokeAsync(opts, { checkName: check.name, namespace: check.namespace });
+      await invokeAsync(opts, runCheckEventFor(check));
     },
   };
 }

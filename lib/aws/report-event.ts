@@ -6,11 +6,13 @@ import { kubePort } from '../kube/kube-port.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import { apiServerClock } from '../kube/server-clock.ts';
 import { authorizeReport, type UnsignedPolicy } from '../report/authorize-report.ts';
+import { CHECK_PATH } from '../report/check-url.ts';
 import { handleReport } from '../report/handle-report.ts';
 import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import { normalizeIp } from '../report/identify-caller.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
 import { parseReportPath, type ReportKey } from '../report/report-token.ts';
+import { checkReportFromUrlEvent } from './check-event.ts';
 
 const text = (statusCode: number, body: string): APIGatewayProxyStructuredResultV2 => ({
   statusCode,
@@ -32,25 +34,29 @@ export interface ReportEventDeps {
 }
 
 /** Kept back from the invocation's remaining time, so a report held for the API server is answered in time. */
-const ANSWER_MARGIN_MS = 2_000;
+export const ANSWER_MARGIN_MS = 2_000;
 
 /**
- * A Lambda function URL request (payload 2.0) through the same report protocol as the HTTP server:
- * same paths, same body limit, same status codes. The URL and headers are judged first: a refused request
- * is answered at once, without an API request, so it holds the function for no longer than that.
+ * A Lambda function URL request (payload 2.0) through the same report protocol as the HTTP server
+ * (`khrun serve`): v2's paths here, v3's `POST /check` in check-event.ts; same body limit, same status
+ * codes. The URL and headers are judged first: a refused request is answered at once, without an API
+ * request, so it holds the function for no longer than that.
  */
 export async function reportFromUrlEvent(
   event: APIGatewayProxyEventV2,
   deps: ReportEventDeps,
 ): Promise<APIGatewayProxyStructuredResultV2> {
   const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
+  // Kuberhealthy v3's path, for HealthCheck runs (their checker pods' client takes no other).
+  if (path === CHECK_PATH) return checkReportFromUrlEvent(event, deps);
   const rest =
     path === REPORT_PATH
       ? ''
       : path.startsWith(`${REPORT_PATH}/`)
         ? path.slice(REPORT_PATH.length)
         : undefined;
-  if (rest === undefined) return text(404, `not found: checker pods report to ${REPORT_PATH}`);
+  if (rest === undefined)
+    return text(404, `not found: checker pods report to ${REPORT_PATH} (HealthChecks' to ${CHECK_PATH})`);
   const method = event.requestContext?.http?.method ?? 'POST';
   if ((method === 'GET' || method === 'HEAD') && !event.body) {
     return text(200, 'khrun report endpoint: POST {"OK": true|false, "Errors": [...]} to KH_REPORTING_URL');

@@ -12,7 +12,8 @@ import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } from './namespaces.ts';
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
 import { reportKey } from './report-key.ts';
-import { type ConfigInput, type Env, type Flags, setting } from './setting.ts';
+import { eventFieldOf, type RunEventFlags, type RunKind, runEventFlags } from './run-check-event.ts';
+import { type ConfigInput, type Env, setting } from './setting.ts';
 import { oneOf, required, secondsMs } from './values.ts';
 
 /** What one iteration needs from configuration, the same for `khrun run` and the runCheck Lambda. */
@@ -101,44 +102,24 @@ export interface LambdaRunCheckOptions extends IterationSettings {
   report: { kind: 'external'; url: string; key?: ReportKey };
   /** The iteration stops this long before the function's timeout: KHRUN_BUDGET_MARGIN_SECONDS, default 30. */
   budgetMarginMs: number;
-}
-
-/** The runCheck event's fields, named as `khrun run`'s flags are. */
-const EVENT_FIELDS = { check: 'checkName', namespace: 'namespace' } as const;
-
-function eventFlags(event: unknown): { check?: string; namespace?: string } {
-  const fields = (event ?? {}) as Record<string, unknown>;
-  const flags: { check?: string; namespace?: string } = {};
-  for (const [flag, field] of Object.entries(EVENT_FIELDS) as [keyof typeof EVENT_FIELDS, string][]) {
-    const value = fields[field];
-    if (value === undefined || value === null) continue;
-    if (typeof value !== 'string') {
-      throw new ConfigError({
-        setting: `"${field}" in the event`,
-        value: JSON.stringify(value),
-        problem: 'must be a string',
-        remedy: 'invoke with {"checkName": "...", "namespace": "..."}',
-      });
-    }
-    flags[flag] = value;
-  }
-  return flags;
+  /** What checkName names (the event's kind, else KHJOB_NAME or HEALTHCHECK_NAME, else a khcheck). */
+  kind: RunKind;
 }
 
 /**
- * The runCheck Lambda: the event's checkName and namespace play `khrun run`'s --check and --namespace,
- * with the same variables, defaults and checks (minus the kubeconfig context, which a Lambda has not).
+ * The runCheck Lambda: the event (run-check-event.ts) plays `khrun run`'s --check, --job or --healthcheck
+ * (by its kind) and --namespace, with the same variables, defaults and checks (minus the kubeconfig
+ * context, which a Lambda has not).
  */
 export function lambdaRunCheckOptions(input: { event: unknown; env: Env }): LambdaRunCheckOptions {
-  const config: ConfigInput<Flags> = {
-    flags: eventFlags(input.event),
+  const config: ConfigInput<RunEventFlags> = {
+    flags: runEventFlags(input.event),
     env: input.env,
-    flagLabel: (flag) => {
-      const field = EVENT_FIELDS[flag as keyof typeof EVENT_FIELDS];
-      return field === undefined ? undefined : `"${field}" in the event`;
-    },
+    flagLabel: eventFieldOf,
   };
-  const settings = iterationSettings(config);
+  const hcName = healthCheckName(config);
+  const jobName = khjobName(config);
+  const settings = iterationSettings(config, jobName ?? hcName);
   const namespace = checkNamespace(setting(config, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV }));
   const url = externalReportingUrl(config);
   const key = reportKey(config);
@@ -151,6 +132,7 @@ export function lambdaRunCheckOptions(input: { event: unknown; env: Env }): Lamb
   }
   return {
     ...settings,
+    kind: jobName ? 'khjob' : hcName ? 'healthcheck' : 'khcheck',
     namespace,
     report: { kind: 'external', url, ...(key ? { key } : {}) },
     budgetMarginMs: secondsMs(setting(config, { env: ['KHRUN_BUDGET_MARGIN_SECONDS'] }), {

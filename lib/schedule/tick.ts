@@ -36,9 +36,9 @@ export interface Dispatcher {
   /** The name the invocation will have, recorded in the claim before it is sent. */
   refFor(check: CheckRef, nowMs: number): string;
   dispatch(check: CheckRef, ref: string): Promise<void>;
-  /** Whether it can send a khjob's run (CheckRef kind khjob); the Lambda's cannot. */
+  /** Whether it can send a khjob's run (CheckRef kind khjob). */
   runsKhJobs?: boolean;
-  /** Whether it can send a HealthCheck's run (CheckRef kind healthcheck); the Lambda's cannot. */
+  /** Whether it can send a HealthCheck's run (CheckRef kind healthcheck). */
   runsHealthChecks?: boolean;
 }
 

@@ -1,12 +1,24 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { APIGatewayProxyEventV2, Context, ScheduledEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  HC_API_VERSION,
+  HC_GROUP,
+  HC_PLURAL,
+  HC_VERSION,
+  type HealthCheck,
+} from '../../lib/healthcheck/resources.ts';
+import { KHJOB_PLURAL, type KhJob } from '../../lib/job/khjob.ts';
 import { readLastOutcome } from '../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 import { buildTestBundles } from './helpers/deploy.ts';
+import { goCheckerV3Binary } from './helpers/go-checker-v3.ts';
 import { createCheck, nodeContainer, readState } from './helpers/khrun.ts';
 
 // The Lambda handlers, as bundled, invoked locally with the events AWS sends them, against the local
@@ -20,15 +32,18 @@ type Handler<E> = (event: E, context: Context) => Promise<any>;
 const kc = adminKubeConfig();
 let ns: string;
 let tick: Handler<ScheduledEvent>;
-let runCheck: Handler<{ checkName: string; namespace: string }>;
+let runCheck: Handler<unknown>;
 let report: Handler<APIGatewayProxyEventV2>;
 let status: Handler<APIGatewayProxyEventV2>;
 let trigger: Handler<APIGatewayProxyEventV2>;
 let lambdaApi: Server;
+/** A checker built on Kuberhealthy v3.0.0's Go checkclient: `success`, `fail MESSAGE`. */
+let v3Checker: string;
 let functionUrl: Server;
 const invocations: Array<{
   headers: IncomingMessage['headers'];
   path?: string;
+  event: unknown;
   result: ReturnType<Handler<unknown>>;
 }> = [];
 const savedEnv = { ...process.env };
@@ -68,8 +83,12 @@ async function listen(server: Server, host: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  const dist = await buildTestBundles();
-  ns = await freshNamespace(kc, 'lambda');
+  let dist: string;
+  [dist, ns, v3Checker] = await Promise.all([
+    buildTestBundles(),
+    freshNamespace(kc, 'lambda'),
+    goCheckerV3Binary(),
+  ]);
   // Lambda's Invoke API: 202 at once, then the function runs (as an asynchronous invocation does).
   lambdaApi = createServer(async (req, res) => {
     const event = JSON.parse(await readBody(req));
@@ -77,6 +96,7 @@ beforeAll(async () => {
     invocations.push({
       headers: req.headers,
       path: req.url,
+      event,
       result: runCheck(event, context('khrun-test-runCheck', 120_000)),
     });
   });
@@ -146,6 +166,21 @@ afterAll(async () => {
   Object.assign(process.env, savedEnv);
   await dropNamespace(kc, ns);
 });
+
+/** EventBridge's scheduled event, as the tick's rule sends it. */
+function scheduledEvent(): ScheduledEvent {
+  return {
+    version: '0',
+    id: '53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa',
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '123456789012',
+    time: new Date().toISOString(),
+    region: 'eu-west-1',
+    resources: ['arn:aws:events:eu-west-1:123456789012:rule/khrun-prod-tick'],
+    detail: {},
+  };
+}
 
 /** A checker that reports like Kuberhealthy v2.5+'s Go client: with the kh-run-uuid header. */
 function headerReporter(delayMs: number) {
@@ -392,5 +427,159 @@ describe('Lambda handlers against the local cluster', () => {
     expect((await call('/status', 'text/html')).headers?.['content-type']).toMatch(/text\/html/);
     expect((await call('/metrics', 'text/plain')).body).toContain('kuberhealthy_cluster_state');
     expect((await call('/', 'application/json', '{"OK":true}')).statusCode).toBe(400);
+  });
+  it('tick sends a HealthCheck and a khjob to runCheck with their kind; each is run as its kind, the HealthCheck reporting to the report function at /check', async () => {
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const hcApi = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL, namespace: ns };
+    const jobApi = { group: KH_GROUP, version: KH_VERSION, plural: KHJOB_PLURAL, namespace: ns };
+    // Signed reporting URLs, as serverless.yml's reportKey deploys them: runCheck signs, report checks.
+    process.env.KHRUN_REPORT_KEY = randomBytes(24).toString('base64url');
+    try {
+      await custom.createNamespacedCustomObject({
+        ...hcApi,
+        body: {
+          apiVersion: HC_API_VERSION,
+          kind: 'HealthCheck',
+          metadata: { name: 'hc-lambda', namespace: ns },
+          spec: {
+            runInterval: '10m',
+            timeout: '60s',
+            podSpec: {
+              spec: {
+                containers: [{ name: 'check', image: 'example/v3-check:1', command: [v3Checker, 'success'] }],
+              },
+            },
+          },
+        } satisfies HealthCheck,
+      });
+      await custom.createNamespacedCustomObject({
+        ...jobApi,
+        body: {
+          apiVersion: `${KH_GROUP}/${KH_VERSION}`,
+          kind: 'KuberhealthyJob',
+          metadata: { name: 'job-lambda', namespace: ns },
+          spec: { timeout: '60s', podSpec: { containers: [headerReporter(0)] } },
+        },
+      });
+      const before = invocations.length;
+      const ticked = await tick(scheduledEvent(), context('khrun-test-tick'));
+      expect([...ticked.dispatched].sort()).toEqual([
+        `healthcheck/${ns}/hc-lambda`,
+        `khjob/${ns}/job-lambda`,
+      ]);
+      const sent = invocations.slice(before);
+      expect(sent.map((i) => i.event)).toEqual(
+        expect.arrayContaining([
+          { kind: 'healthcheck', checkName: 'hc-lambda', namespace: ns },
+          { kind: 'khjob', checkName: 'job-lambda', namespace: ns },
+        ]),
+      );
+      const results = await Promise.all(sent.map((i) => i.result));
+      expect(results).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            check: `${ns}/hc-lambda`,
+            result: 'recorded',
+            kind: 'Succeeded',
+            ok: true,
+          }),
+          expect.objectContaining({
+            check: `${ns}/job-lambda`,
+            result: 'recorded',
+            kind: 'Succeeded',
+            ok: true,
+          }),
+        ]),
+      );
+      // The HealthCheck's result is in its status as v3 writes it; its pod reported to /check, signed.
+      const hc = (await custom.getNamespacedCustomObject({ ...hcApi, name: 'hc-lambda' })) as HealthCheck;
+      expect(hc.status).toMatchObject({ ok: true, currentUUID: '', successCount: 1, namespace: ns });
+      const pods = await kc
+        .makeApiClient(CoreV1Api)
+        .listNamespacedPod({ namespace: ns, labelSelector: 'healthcheck=hc-lambda' });
+      const env = Object.fromEntries(
+        (pods.items[0]?.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value ?? '']),
+      );
+      const reportingUrl = new URL(env.KH_REPORTING_URL ?? '');
+      expect(reportingUrl.pathname).toBe('/check');
+      expect(reportingUrl.searchParams.get('khrun')).toMatch(/^\//);
+      // The khjob ran once and is Completed, as v2 records it.
+      const job = (await custom.getNamespacedCustomObject({ ...jobApi, name: 'job-lambda' })) as KhJob;
+      expect(job.spec.phase).toBe('Completed');
+      expect(readLastOutcome(await readState(kc, ns, 'job-lambda'))).toMatchObject({ kind: 'Succeeded' });
+      // Nothing is due any more: a khjob runs once, the HealthCheck at its interval.
+      expect((await tick(scheduledEvent(), context('khrun-test-tick'))).dispatched).toEqual([]);
+      // By hand (`aws lambda invoke`): the khjob again is nothing to do; a missing HealthCheck is not-found.
+      expect(
+        await runCheck(
+          { kind: 'khjob', checkName: 'job-lambda', namespace: ns },
+          context('khrun-test-runCheck'),
+        ),
+      ).toMatchObject({ check: `${ns}/job-lambda`, result: 'already-ran' });
+      expect(
+        await runCheck(
+          { kind: 'healthcheck', checkName: 'nope', namespace: ns },
+          context('khrun-test-runCheck'),
+        ),
+      ).toMatchObject({
+        check: `${ns}/nope`,
+        result: 'not-found',
+        reason: expect.stringMatching(/HealthCheck/),
+      });
+    } finally {
+      delete process.env.KHRUN_REPORT_KEY;
+    }
+  }, 180_000);
+
+  it('runCheck refuses a bad event with what was wrong, before any API request', async () => {
+    const before = invocations.length;
+    await expect(
+      runCheck(
+        { kind: 'HealthCheck', checkName: 'hc-lambda', namespace: ns },
+        context('khrun-test-runCheck'),
+      ),
+    ).rejects.toThrow(/"kind" in the event.*names no kind khrun runs \(khcheck, khjob, healthcheck\)/);
+    await expect(
+      runCheck({ checkName: 'hc-lambda', namspace: ns }, context('khrun-test-runCheck')),
+    ).rejects.toThrow(/"namspace" in the event.*not a field of the runCheck event/);
+    expect(invocations).toHaveLength(before);
+  });
+
+  it("report serves v3's POST /check: its refusals before any API request, a bare report looked up by its UUID", async () => {
+    const call = (method: string, headers: Record<string, string>, body: string, query = '') =>
+      report(
+        {
+          version: '2.0',
+          routeKey: '$default',
+          rawPath: '/check',
+          rawQueryString: query,
+          headers,
+          body,
+          isBase64Encoded: false,
+          requestContext: {
+            http: { method, path: '/check', protocol: 'HTTP/1.1', sourceIp: '203.0.113.9', userAgent: 'Go' },
+          },
+        } as unknown as APIGatewayProxyEventV2,
+        context('khrun-test-report'),
+      );
+    const json = {
+      'content-type': 'application/json',
+      'kh-run-uuid': 'f0000000-0000-4000-8000-000000000000',
+    };
+    const ok = JSON.stringify({ ok: true, errors: [] });
+    expect((await call('GET', json, '')).statusCode).toBe(405);
+    expect((await call('POST', { 'kh-run-uuid': 'x' }, ok)).statusCode).toBe(415);
+    const noUuid = await call('POST', { 'content-type': 'application/json' }, ok);
+    expect(noUuid.statusCode).toBe(400);
+    expect(noUuid.body).toMatch(/kh-run-uuid/);
+    expect((await call('POST', json, ok, 'khrun=/x')).statusCode).toBe(400);
+    // v3's rule on the body: ok with errors is refused.
+    const both = await call('POST', json, JSON.stringify({ ok: true, errors: ['e'] }));
+    expect(both.statusCode).toBe(400);
+    expect(both.body).toMatch(/"ok" is true but "errors" is not empty/);
+    // No key here: a bare report is looked up among the HealthChecks by its UUID, which names no run.
+    const unknown = await call('POST', json, ok);
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.body).toMatch(/invalid or expired/);
   });
 });

@@ -1,0 +1,120 @@
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
+import { healthCheckPort } from '../healthcheck/healthcheck-port.ts';
+import { findRunByUuid } from '../healthcheck/report-route.ts';
+import { loggableError } from '../kube/errors.ts';
+import { apiServerClock } from '../kube/server-clock.ts';
+import { authorizeReport, type ReportAccess, type ReportCaller } from '../report/authorize-report.ts';
+import { CHECK_PATH, checkTokenPath } from '../report/check-url.ts';
+import { handleCheckReport } from '../report/handle-check-report.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../report/http-server.ts';
+import { ANSWER_MARGIN_MS, type ReportEventDeps } from './report-event.ts';
+
+const text = (statusCode: number, body: string): APIGatewayProxyStructuredResultV2 => ({
+  statusCode,
+  headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+  body: `${body}\n`,
+});
+
+export type CheckGate =
+  | { ok: true; caller: ReportCaller; uuid: string }
+  | { ok: false; status: 400 | 405 | 410 | 415; message: string };
+
+/**
+ * Kuberhealthy v3's `POST /check` judged from the function URL request alone, as lib/report/check-route.ts
+ * judges it for `khrun serve`: the same codes and words, no body read and no API request yet. The run's
+ * token rides in the query (v3's client keeps the query string); a signed run past its deadline is 410.
+ * Pure.
+ */
+export function gateCheckEvent(
+  req: { method: string; headers: Record<string, string | undefined>; query: string; nowMs: number },
+  access: ReportAccess,
+): CheckGate {
+  if (req.method !== 'POST')
+    return {
+      ok: false,
+      status: 405,
+      message: 'method not allowed: checker pods POST their report to /check',
+    };
+  if (!(req.headers['content-type'] ?? '').startsWith('application/json'))
+    return {
+      ok: false,
+      status: 415,
+      message: 'unsupported media type: send the report as Content-Type: application/json',
+    };
+  const uuid = req.headers['kh-run-uuid'];
+  if (!uuid)
+    return {
+      ok: false,
+      status: 400,
+      message: 'report rejected: no kh-run-uuid header; send kh-run-uuid: $KH_RUN_UUID',
+    };
+  const path = checkTokenPath(new URLSearchParams(req.query));
+  // The deadline is judged after the mac, so that a late report of a genuine run gets v3's 410.
+  const judgedAt = path.kind === 'signed' ? Math.min(req.nowMs, path.run.deadlineMs) : req.nowMs;
+  const authorized = authorizeReport(access, path, {
+    headerUuid: uuid,
+    sourceIp: undefined,
+    nowMs: judgedAt,
+  });
+  if (!authorized.ok) return { ok: false, status: 400, message: `report rejected: ${authorized.reason}` };
+  if (path.kind === 'signed' && req.nowMs > path.run.deadlineMs)
+    return { ok: false, status: 410, message: `run ${uuid} is past its timeout` };
+  return { ok: true, caller: authorized.caller, uuid };
+}
+
+/**
+ * `POST /check` behind the report function's URL, for HealthCheck runs: gateCheckEvent, then the bounded
+ * body and v3's report semantics over the HealthCheck's status (handleCheckReport), with the report
+ * endpoint's key, unsigned policy and scope. A report without a signed run is found by its UUID among the
+ * HealthChecks served (one LIST per namespace), as v3 does.
+ */
+export async function checkReportFromUrlEvent(
+  event: APIGatewayProxyEventV2,
+  deps: ReportEventDeps,
+): Promise<APIGatewayProxyStructuredResultV2> {
+  const clock = apiServerClock(deps.kc, deps.log);
+  const headers = Object.fromEntries(
+    Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
+  );
+  const access: ReportAccess = { key: deps.reportKey, unsigned: deps.unsigned, scope: deps.scope };
+  const gate = gateCheckEvent(
+    {
+      method: event.requestContext?.http?.method ?? 'POST',
+      headers,
+      query: event.rawQueryString ?? '',
+      nowMs: clock.nowMs(),
+    },
+    access,
+  );
+  if (!gate.ok) {
+    deps.log.warn('report refused', { status: gate.status, reason: gate.message, path: CHECK_PATH });
+    return text(gate.status, gate.message);
+  }
+  const body = event.body
+    ? event.isBase64Encoded
+      ? Buffer.from(event.body, 'base64').toString('utf8')
+      : event.body
+    : '';
+  if (Buffer.byteLength(body) > DEFAULT_MAX_BODY_BYTES)
+    return text(400, `report rejected: body is over the ${DEFAULT_MAX_BODY_BYTES}-byte limit`);
+  const api = healthCheckApi(deps.kc);
+  const port = healthCheckPort(api);
+  try {
+    const result = await handleCheckReport(
+      {
+        findRun: findRunByUuid(api, deps.scope),
+        state: { read: port.readState, replace: port.replaceState },
+        clock,
+        log: deps.log,
+        server: deps.server,
+        ...(deps.remainingMs ? { maxHoldMs: Math.max(0, deps.remainingMs() - ANSWER_MARGIN_MS) } : {}),
+      },
+      { caller: gate.caller, uuid: gate.uuid, body },
+    );
+    return text(result.status, result.message);
+  } catch (error) {
+    deps.log.error('report endpoint failed', { error: loggableError(error), path: CHECK_PATH });
+    return text(500, 'internal error; retry');
+  }
+}

@@ -1,0 +1,74 @@
+import { ConfigError } from './config-error.ts';
+
+/** What a runCheck invocation runs: a v2 khcheck, a v2 khjob (once) or a Kuberhealthy v3 HealthCheck. */
+export const RUN_KINDS = ['khcheck', 'khjob', 'healthcheck'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+
+/**
+ * The runCheck Lambda's event: from the tick, the trigger, a schedule rule's input or `aws lambda invoke`.
+ * checkName is the object's name whatever its kind; without kind it is a khcheck's (the event's shape
+ * before khjobs and HealthCheck runs, which schedule files still hold).
+ */
+export interface RunCheckEvent {
+  kind?: RunKind;
+  checkName: string;
+  namespace: string;
+}
+
+/** The event's fields as `khrun run`'s flags: kind picks --check, --job or --healthcheck for checkName. */
+export type RunEventFlags = {
+  check?: string;
+  job?: string;
+  healthcheck?: string;
+  namespace?: string;
+};
+
+const FIELDS = ['kind', 'checkName', 'namespace'] as const;
+const FLAG_OF_KIND = { khcheck: 'check', khjob: 'job', healthcheck: 'healthcheck' } as const;
+const EXAMPLE = '{"kind": "healthcheck", "checkName": "NAME", "namespace": "NS"}';
+
+/** The event field a flag came from, so a bad value's message names the field the invoker wrote. */
+export function eventFieldOf(flag: string): string | undefined {
+  if (flag === 'namespace') return '"namespace" in the event';
+  return flag in { check: 1, job: 1, healthcheck: 1 } ? '"checkName" in the event' : undefined;
+}
+
+function refuse(field: string, value: unknown, problem: string): never {
+  throw new ConfigError({
+    setting: field === '' ? 'the event' : `"${field}" in the event`,
+    value: JSON.stringify(value),
+    problem,
+    remedy: `invoke with ${EXAMPLE} (kind: ${RUN_KINDS.join(', ')}; default khcheck)`,
+  });
+}
+
+/**
+ * The runCheck event, checked before anything else is done: an object of kind, checkName and namespace,
+ * each a string, kind one of RUN_KINDS. An unknown field is refused rather than ignored, so a misspelt
+ * one cannot run the wrong object; EventBridge's own scheduled event (a rule without input) names nothing,
+ * and CHECK_NAME and the like then decide, as for `khrun run`. Pure.
+ */
+export function runEventFlags(event: unknown): RunEventFlags {
+  if (event === undefined || event === null) return {};
+  if (typeof event !== 'object' || Array.isArray(event)) refuse('', event, 'must be a JSON object');
+  const fields = event as Record<string, unknown>;
+  if ('detail-type' in fields && 'source' in fields) return {};
+  const unknown = Object.keys(fields).filter((k) => !(FIELDS as readonly string[]).includes(k));
+  if (unknown.length)
+    refuse(unknown[0]!, fields[unknown[0]!], `is not a field of the runCheck event (${FIELDS.join(', ')})`);
+  for (const field of FIELDS) {
+    const value = fields[field];
+    if (value !== undefined && value !== null && typeof value !== 'string')
+      refuse(field, value, 'must be a string');
+  }
+  const kind = (fields.kind ?? 'khcheck') as string;
+  if (!(RUN_KINDS as readonly string[]).includes(kind))
+    refuse('kind', kind, `names no kind khrun runs (${RUN_KINDS.join(', ')})`);
+  const name = fields.checkName as string | undefined | null;
+  if (fields.kind != null && (name == null || name.trim() === ''))
+    refuse('checkName', name ?? null, `is required with "kind": the ${kind}'s name`);
+  const flags: RunEventFlags = {};
+  if (name != null) flags[FLAG_OF_KIND[kind as RunKind]] = name;
+  if (fields.namespace != null) flags.namespace = fields.namespace as string;
+  return flags;
+}
