@@ -27,9 +27,10 @@ const BUILT_FROM = ['functions', 'lib', 'package.json', 'package-lock.json'];
  * benchmark never measures a dist/ left by an earlier build, and says which sources it built.
  */
 export async function buildForBench(root: string, outdir: string): Promise<BuildIdentity> {
+  // Not trimmed: a porcelain line starts with its status columns, a space among them.
   const git = async (...args: string[]) =>
-    (await run('git', args, { cwd: root, maxBuffer: 16 << 20 })).stdout.trim();
-  const commit = await git('rev-parse', 'HEAD').catch(() => 'unknown (not a git checkout)');
+    (await run('git', args, { cwd: root, maxBuffer: 16 << 20 })).stdout;
+  const commit = (await git('rev-parse', 'HEAD').catch(() => 'unknown (not a git checkout)')).trim();
   const status = await git('status', '--porcelain', '--untracked-files=all', '--', ...BUILT_FROM).catch(
     () => '',
   );
