@@ -82,7 +82,7 @@ export async function writeCompatResults(
     kuberhealthy: 'v2.7.1',
     measured: new Date().toISOString(),
     how:
-      'test/integration/compat/v2-checks.test.ts on the local cluster: each khcheck run once by `khrun run --check` ' +
+      'test/integration/compat/v2-checks.test.ts on the local cluster: each khcheck run once by `khrun run --check NAME` ' +
       '(all at once) in one namespace, then once by the Kuberhealthy v2.7.1 daemon (its first run of each) in another; ' +
       'compared: the khstate OK and Errors each wrote',
     daemonRewrites: extra.daemonRewrites,
