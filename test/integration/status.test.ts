@@ -9,10 +9,13 @@ import { promisify } from 'node:util';
 import { CoreV1Api, type CoreV1Event, CustomObjectsApi } from '@kubernetes/client-node';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { HC_GROUP, HC_PLURAL, HC_VERSION } from '../../lib/healthcheck/resources.ts';
+import { retryTransient } from '../../lib/kube/transient.ts';
 import { HISTORY_ANNOTATION, type HistoryEntry, readHistory } from '../../lib/state/history.ts';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
 import { readTotals } from '../../lib/state/totals.ts';
+import { listHealthChecks } from '../../lib/status/healthcheck-cache.ts';
 import { type StateCache, startStateCache } from '../../lib/status/state-cache.ts';
 import { statusRoutes } from '../../lib/status/status-routes.ts';
 import { parsePromText, sampleValue } from '../helpers/prom-text.ts';
@@ -147,6 +150,8 @@ beforeAll(async () => {
   await cache.whenReady(30_000);
   const routes = statusRoutes({
     states: () => cache.snapshot(),
+    // Listed per request, as the status Lambda does; a 429 while the API server's storage settles is retried.
+    healthChecks: () => retryTransient(() => listHealthChecks(kc, [ns])),
     ready: () => cache.ready(),
     currentMaster: 'khrun-status-test',
     clock: { nowMs: () => Date.now() },
@@ -384,6 +389,31 @@ describe('status of real checks on the local cluster', () => {
           { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
         );
       try {
+        // A v3 HealthCheck named as a khcheck, its result in its status: a card of its own, tagged.
+        const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL, namespace: ns };
+        const hc = {
+          apiVersion: `${HC_GROUP}/${HC_VERSION}`,
+          kind: 'HealthCheck',
+          metadata: { name: 'passes' },
+        };
+        const created = (await custom.createNamespacedCustomObject({
+          ...co,
+          body: { ...hc, spec: { runInterval: '5m', podSpec: { spec: { containers: [] } } } },
+        })) as { metadata: { resourceVersion: string } };
+        await custom.replaceNamespacedCustomObjectStatus({
+          ...co,
+          name: 'passes',
+          body: {
+            ...hc,
+            metadata: { name: 'passes', resourceVersion: created.metadata.resourceVersion },
+            status: {
+              ok: true,
+              lastRunUnix: Math.floor(Date.now() / 1000),
+              runDuration: 1e9,
+              successCount: 1,
+            },
+          },
+        });
         const hitsBefore = pageDataHits.length;
         const { stdout: dom } = await chromium(['--dump-dom']);
         expect(pageDataHits.length, 'the page fetched fresh data').toBeGreaterThan(hitsBefore);
@@ -401,6 +431,11 @@ describe('status of real checks on the local cluster', () => {
           );
         }
         expect(dom).toContain(`data-check="${ns}/never-ran" data-ok="true" data-has-run="false"`);
+        expect(dom).toMatch(
+          new RegExp(
+            `<article class="card ok" data-check="HealthCheck:${ns}/passes" data-ok="true" data-has-run="true" data-kind="HealthCheck">.*?<span class="kind"[^>]*>HealthCheck</span>`,
+          ),
+        );
         // The error is text, not markup: its tags arrive escaped.
         expect(dom).toContain(
           'backend "db-1" said: C:\\data\\x failed\nline two — überlastet 😀 &lt;b&gt;&amp;amp;&lt;/b&gt;',
