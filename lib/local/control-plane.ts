@@ -118,6 +118,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       `--service-account-key-file=${creds.saKeyFile}`,
       `--token-auth-file=${creds.tokenFile}`,
       '--authorization-mode=RBAC',
+      // Off by default upstream, on in OpenShift: setting blockOwnerDeletion (v3's checker pods do) then
+      // needs update on the owner's finalizers, so the tests see whether the shipped RBAC grants it.
+      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
       '--allow-privileged=true',
       '--profiling=false',
       `--audit-policy-file=${await writeAuditPolicy(dir)}`,

@@ -2,6 +2,7 @@ import {
   AuthorizationV1Api,
   BatchV1Api,
   CoreV1Api,
+  CustomObjectsApi,
   type KubeConfig,
   RbacAuthorizationV1Api,
   setHeaderOptions,
@@ -14,8 +15,19 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCheckerPod } from '../../lib/check/pod-builder.ts';
 import { validateCheck } from '../../lib/check/validate-check.ts';
+import { KHRUN_POD_ANNOTATION, toV3Pod } from '../../lib/healthcheck/pod-view.ts';
+import {
+  HC_API_VERSION,
+  HC_GROUP,
+  HC_KIND,
+  HC_PLURAL,
+  HC_VERSION,
+  type HealthCheck,
+} from '../../lib/healthcheck/resources.ts';
+import { validateHealthCheck } from '../../lib/healthcheck/validate.ts';
 import { statusCodeOf } from '../../lib/kube/errors.ts';
 import { checkCronJob } from '../../lib/schedule/check-cronjob.ts';
+import { healthCheckCronJob } from '../../lib/schedule/healthcheck-cronjob.ts';
 import { DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
 import type { KhCheck, ValidCheck } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, uniqueName } from './helpers/cluster.ts';
@@ -419,5 +431,149 @@ describe('the runner may create and delete only checker pods of khchecks', () =>
     expect(
       await refusal(core.deleteNamespacedPod({ namespace: checks, name: pod.metadata!.name!, dryRun: DRY })),
     ).toBe('allowed');
+  });
+});
+
+describe('the runner may create and delete only checker pods of HealthChecks as v3 makes them', () => {
+  const hcApi = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL };
+  let hc: HealthCheck;
+  let other: HealthCheck;
+
+  const createHc = async (name: string, image: string) =>
+    (await admin.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      ...hcApi,
+      namespace: checks,
+      body: {
+        apiVersion: HC_API_VERSION,
+        kind: HC_KIND,
+        metadata: { name, namespace: checks },
+        spec: {
+          runInterval: '10m',
+          timeout: '30s',
+          podSpec: { spec: { containers: [{ name: 'main', image, command: ['true'] }] } },
+        },
+      },
+    })) as HealthCheck;
+
+  /** The checker pod khrun creates for hc (pod-builder, then v3's contract: healthcheck-port's createPod). */
+  function hcPod(of: HealthCheck, overrides: { namespace?: string; image?: string } = {}): V1Pod {
+    const valid = validateHealthCheck(of);
+    if (!valid.ok) throw new Error(valid.reason);
+    const built = buildCheckerPod({
+      check: valid.check.check,
+      runUuid: '00000000-0000-4000-8000-000000000002',
+      reportingUrl: 'http://127.0.0.1:1/check',
+      deadlineEpochMs: Date.now() + 60_000,
+      nowEpochMs: Date.now(),
+    });
+    const pod = toV3Pod(built, of, Math.floor(Date.now() / 1000));
+    if (overrides.namespace) pod.metadata!.namespace = overrides.namespace;
+    if (overrides.image) pod.spec!.containers[0]!.image = overrides.image;
+    return pod;
+  }
+
+  beforeAll(async () => {
+    hc = await createHc('vap-hc', 'busybox');
+    other = await createHc('vap-hc-other', 'evil');
+    // The new parameters (HealthChecks) reach the policy's informer a moment after they are stored.
+    const deadline = Date.now() + 30_000;
+    while (
+      ((await refusal(createPod(runner, hcPod(hc)))) !== 'allowed' ||
+        !REFUSED.test(await refusal(createPod(runner, hcPod(hc, { image: 'evil' }))))) &&
+      Date.now() < deadline
+    )
+      await new Promise<void>((resolve) => setTimeout(resolve, 250).unref());
+  }, 60_000);
+
+  it('allows the checker pod it builds from the HealthCheck (controller-owned, blockOwnerDeletion)', async () => {
+    const pod = hcPod(hc);
+    expect(pod.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'HealthCheck',
+      blockOwnerDeletion: true,
+    });
+    expect(await refusal(createPod(runner, pod))).toBe('allowed');
+  });
+
+  it('refuses it with another image, in kube-system, or in a namespace without HealthChecks', async () => {
+    expect(await refusal(createPod(runner, hcPod(hc, { image: 'evil' })))).toMatch(
+      /^403 .*a checker pod of HealthCheck vap-hc runs its podSpec/s,
+    );
+    expect(await refusal(createPod(runner, hcPod(hc, { namespace: 'kube-system' })))).toMatch(REFUSED);
+    const empty = await freshNamespace(admin, 'vap-hc-empty');
+    try {
+      expect(await refusal(createPod(runner, hcPod(hc, { namespace: empty })))).toMatch(REFUSED);
+    } finally {
+      await dropNamespace(admin, empty);
+    }
+  });
+
+  it('refuses a pod labelled for one HealthCheck and owned by another, or with its image', async () => {
+    const crossed = hcPod(hc);
+    crossed.metadata!.ownerReferences![0] = {
+      ...crossed.metadata!.ownerReferences![0]!,
+      name: other.metadata.name,
+      uid: other.metadata.uid!,
+    };
+    // Policy 1 (owner named otherwise than the label) and 2c (owner uid) both refuse it.
+    expect(await refusal(createPod(runner, crossed))).toMatch(REFUSED);
+    // Named and owned by the other HealthCheck, but running this one's image.
+    const borrowed = hcPod(other, { image: 'busybox' });
+    expect(await refusal(createPod(runner, borrowed))).toMatch(
+      /^403 .*a checker pod of HealthCheck vap-hc-other runs its podSpec/s,
+    );
+    expect(await refusal(createPod(runner, hcPod(other)))).toBe('allowed');
+  });
+
+  it("refuses a v3-shaped pod not controlled by its HealthCheck or without khrun's annotation", async () => {
+    const notController = hcPod(hc);
+    notController.metadata!.ownerReferences![0]!.controller = false;
+    expect(await refusal(createPod(runner, notController))).toMatch(REFUSED);
+    const unmarked = hcPod(hc);
+    delete unmarked.metadata!.annotations![KHRUN_POD_ANNOTATION];
+    expect(await refusal(createPod(runner, unmarked))).toMatch(REFUSED);
+  });
+
+  it("allows deleting khrun's checker pod of a HealthCheck, not the pods v3's controller made", async () => {
+    const core = admin.makeApiClient(CoreV1Api);
+    const made = async (mutate: (pod: V1Pod) => void) => {
+      const body = hcPod(hc);
+      body.spec!.nodeName = NOWHERE;
+      body.metadata!.name = uniqueName('vap-hc-pod');
+      mutate(body);
+      return (await core.createNamespacedPod({ namespace: checks, body })).metadata!.name!;
+    };
+    const khruns = await made(() => {});
+    const v3s = await made((pod) => {
+      delete pod.metadata!.annotations![KHRUN_POD_ANNOTATION];
+    });
+    const asRunner = runner.makeApiClient(CoreV1Api);
+    expect(
+      await refusal(asRunner.deleteNamespacedPod({ namespace: checks, name: khruns, dryRun: DRY })),
+    ).toBe('allowed');
+    expect(
+      await refusal(asRunner.deleteNamespacedPod({ namespace: checks, name: v3s, dryRun: DRY })),
+    ).toMatch(/^403 .*deletes only the checker pods khrun created/s);
+  });
+
+  it("lets the tick dispatch and sync keep a HealthCheck's runs (HEALTHCHECK_NAME)", async () => {
+    const spec = runJobSpec(
+      template,
+      { namespace: checks, name: hc.metadata.name, timeoutMs: 30_000, kind: 'healthcheck' },
+      DEFAULT_RUN_JOB_OPTIONS,
+    );
+    const env = spec.template.spec!.containers[0]!.env ?? [];
+    expect(env.map((e) => e.name)).toContain('HEALTHCHECK_NAME');
+    const job: V1Job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'khrun-run-vap-hc', namespace: ns },
+      spec,
+    };
+    expect(await refusal(createJob(tick, job))).toBe('allowed');
+    const { cronJob } = healthCheckCronJob(hc, template, DEFAULT_RUN_JOB_OPTIONS);
+    expect(await refusal(createCron(sync, cronJob))).toBe('allowed');
+    const image = structuredClone(cronJob);
+    image.spec!.jobTemplate.spec!.template.spec!.containers[0]!.image = 'busybox';
+    expect(await refusal(createCron(sync, image))).toMatch(REFUSED);
   });
 });
