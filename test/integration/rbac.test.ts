@@ -111,9 +111,15 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['watch', 'khstates', OTHER, kh],
       ['list', 'healthchecks', OTHER, v3],
       ['watch', 'healthchecks', OTHER, v3],
+      // POST /check: the HealthCheck the run names, the report in its status and a khrun.dev annotation.
+      ['get', 'healthchecks', OTHER, v3],
+      ['update', 'healthchecks', OTHER, v3],
+      ['update', 'healthchecks', OTHER, { ...v3, subresource: 'status' }],
     ],
     denied: [
       ['delete', 'healthchecks', OTHER, v3],
+      ['create', 'healthchecks', OTHER, v3],
+      ['update', 'healthchecks', OTHER, { ...v3, subresource: 'finalizers' }],
       ['create', 'pods', OTHER],
       ['delete', 'pods', OTHER],
       ['get', 'khchecks', OTHER, kh],
