@@ -77,8 +77,14 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       timeoutMs: 60_000,
       description: `the tick Job ${tickJob} to finish`,
     });
-    expect(done.status?.succeeded, JSON.stringify(done.status)).toBe(1);
     const tickPods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${tickJob}` });
+    // A failed tick says why in its own log (which check's dispatch failed): shown with the assertion.
+    const tickLog = done.status?.succeeded
+      ? ''
+      : await core
+          .readNamespacedPodLog({ namespace: ns, name: tickPods.items[0]?.metadata?.name ?? '' })
+          .catch((e: unknown) => `(no log: ${String(e)})`);
+    expect(done.status?.succeeded, `${JSON.stringify(done.status)}\n${tickLog}`).toBe(1);
     expect(tickPods.items[0]?.spec?.serviceAccountName).toBe('khrun-tick');
     // The shipped container: the image and its args, no command (the kubelet runs the image's ENTRYPOINT).
     expect(tickPods.items[0]?.spec?.containers[0]).toMatchObject({ image: 'khrun:0.1.0', args: ['tick'] });
