@@ -24,7 +24,7 @@ export type Ownership =
   | { kind: 'khrun'; why: 'no-kuberhealthy-run' | 'taken-over' | 'forced' }
   | {
       kind: 'kuberhealthy';
-      why: 'kuberhealthy-ran-last' | 'handed-back' | 'kuberhealthy-resumed' | 'v3-finalizer';
+      why: 'kuberhealthy-ran-last' | 'handed-back' | 'kuberhealthy-resumed' | 'v3-finalizer' | 'v3-recorded';
       /** The Kuberhealthy pod that recorded last (AuthoritativePod); '' when it has not recorded yet. */
       pod: string;
       /** namespace/name of its Deployment, when the owner mark names it. */
@@ -46,6 +46,9 @@ export function decideOwnership(state: KhState | null, opts: { takeOver: boolean
   if (!marker && state.metadata.finalizers?.includes(V3_FINALIZER)) {
     return { kind: 'kuberhealthy', why: 'v3-finalizer', pod, runUuid: foreign ?? '' };
   }
+  if (!marker && foreign === undefined && v3RecordedAlone(state)) {
+    return { kind: 'kuberhealthy', why: 'v3-recorded', pod, runUuid: '' };
+  }
   if (foreign === undefined) {
     return { kind: 'khrun', why: marker ? 'taken-over' : 'no-kuberhealthy-run' };
   }
@@ -56,6 +59,18 @@ export function decideOwnership(state: KhState | null, opts: { takeOver: boolean
     ...(marker ? { deployment: marker.from } : {}),
     runUuid: foreign,
   };
+}
+
+/**
+ * A HealthCheck whose status holds a recorded result while khrun has recorded none (no history, no last
+ * outcome): v3 ran it. The finalizer alone is not enough: v3.0.0 adds it from its informer with a plain
+ * update that loses to its own scheduler's status write now and then (409, never retried), so a
+ * HealthCheck v3 runs may carry none (seen in the side-by-side test).
+ */
+function v3RecordedAlone(state: KhState): boolean {
+  if (state.kind !== 'HealthCheck' || !state.spec?.LastRun) return false;
+  const model = readKhState(state);
+  return !model.lastOutcome && model.history.length === 0;
 }
 
 /**

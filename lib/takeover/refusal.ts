@@ -32,9 +32,10 @@ export function refusalFor(check: { namespace: string; name: string }, o: Theirs
     'kuberhealthy-resumed': `${who} runs ${ref} again since khrun took it over${run}`,
     'handed-back': `${ref} was handed back to ${who} with khrun handback`,
     'v3-finalizer': `Kuberhealthy v3 runs ${ref} (its finalizer ${V3_FINALIZER} is on the HealthCheck)`,
+    'v3-recorded': `Kuberhealthy v3 runs ${ref} (the HealthCheck's status holds results khrun did not record)`,
   }[o.why];
   const from = o.deployment ? ` --from ${o.deployment}` : '';
-  const state = o.why === 'v3-finalizer' ? 'HealthCheck' : 'khstate';
+  const state = o.why === 'v3-finalizer' || o.why === 'v3-recorded' ? 'HealthCheck' : 'khstate';
   const reason =
     `${evidence}; running it here too would run the check twice each interval, with two runs racing for ` +
     `one ${state}. To move it to khrun: khrun takeover${from} (scales Kuberhealthy to zero and adopts its ` +

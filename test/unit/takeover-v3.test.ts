@@ -4,6 +4,7 @@ import { podViewOf } from '../../lib/healthcheck/pod-view.ts';
 import type { HealthCheck } from '../../lib/healthcheck/resources.ts';
 import { FOREIGN_RUNNER, planHealthCheckWrite, stateViewOf } from '../../lib/healthcheck/state-view.ts';
 import { dispatchDueHealthChecks } from '../../lib/schedule/tick-healthchecks.ts';
+import { HISTORY_ANNOTATION } from '../../lib/state/history.ts';
 import { readActiveRun } from '../../lib/state/khstate.ts';
 import { adoptedState, handedBackState, orphanedPods } from '../../lib/takeover/adoption.ts';
 import { kuberhealthyGuard } from '../../lib/takeover/guard.ts';
@@ -68,8 +69,36 @@ describe('a HealthCheck v3 runs', () => {
       const adopted = adoptedState(view, install, T0, FOREIGN_RUNNER)!;
       expect(decideOwnership(adopted, { takeOver: false })).toEqual({ kind: 'khrun', why: 'taken-over' });
     }
-    // khrun's own HealthCheck, never seen by v3: no finalizer, no refusal.
-    expect(decideOwnership(stateViewOf(v3Check(false, [])), { takeOver: false }).kind).toBe('khrun');
+    // A HealthCheck nobody ran yet: no finalizer, no status, no refusal.
+    const fresh = v3Check(false, []);
+    delete fresh.status;
+    expect(decideOwnership(stateViewOf(fresh), { takeOver: false }).kind).toBe('khrun');
+  });
+
+  it("is refused by its results when v3.0.0 lost the race to add its finalizer; khrun's own results are khrun's", () => {
+    // v3.0.0's informer adds the finalizer with an update its scheduler's status write can beat (409, never
+    // retried): a HealthCheck v3 ran, status and all, without the finalizer.
+    const view = stateViewOf(v3Check(false, []));
+    expect(decideOwnership(view, { takeOver: false })).toMatchObject({
+      kind: 'kuberhealthy',
+      why: 'v3-recorded',
+    });
+    const reason = kuberhealthyGuard({ namespace: 'team', name: 'dns' }, { takeOver: false })?.(view);
+    expect(reason).toContain(
+      "Kuberhealthy v3 runs team/dns (the HealthCheck's status holds results khrun did not record)",
+    );
+    expect(reason).toContain('khrun takeover');
+    // The same status with khrun's history beside it: khrun recorded it.
+    const ours = v3Check(false, []);
+    ours.metadata.annotations = {
+      [HISTORY_ANNOTATION]: JSON.stringify([
+        { atMs: T0 - 70_000, kind: 'Succeeded', ok: true, durationMs: 900 },
+      ]),
+    };
+    expect(decideOwnership(stateViewOf(ours), { takeOver: false }).kind).toBe('khrun');
+    // A khstate (v2's kind) with a LastRun and no khrun record is judged by its uuid alone, as before.
+    const khstate = { ...stateViewOf(v3Check(false, [])), kind: 'KuberhealthyState' };
+    expect(decideOwnership(khstate, { takeOver: false }).kind).toBe('khrun');
   });
 
   it('adopted with its history; the run v3 had in flight closed (currentUUID cleared, nothing counted), its pod orphaned', () => {
