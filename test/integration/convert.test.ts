@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CustomObjectsApi } from '@kubernetes/client-node';
@@ -215,9 +215,12 @@ describe('khrun convert on the local cluster', () => {
         },
       },
     };
-    const file = join(await mkdtemp(join(tmpdir(), 'khrun-convert-')), 'typo.json');
+    const dir = await mkdtemp(join(tmpdir(), 'khrun-convert-'));
+    const file = join(dir, 'typo.json');
     await writeFile(file, JSON.stringify(typo));
-    const result = await khrun(['-f', file, '--apply']);
+    const result = await khrun(['-f', file, '--apply']).finally(() =>
+      rm(dir, { recursive: true, force: true }),
+    );
     expect(result.stderr).toContain(
       `lost: KuberhealthyCheck ${ns}/typo (server-side dry run): spec.podSpec.containers[0].imagePullPolicyy: the cluster's CRD prunes it`,
     );
