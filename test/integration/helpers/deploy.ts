@@ -33,12 +33,19 @@ export function kubectlPath(): Promise<string> {
   return resolveKubectl({ cacheDir: cacheDir(), buildDir: join(repoRoot, 'infra/build') });
 }
 
+let kubeconfigOutsideVitest: string | undefined;
+
+/** The cluster kubectl talks to when these helpers run outside vitest (the benchmark): its own cluster's. */
+export function useKubeconfigOutsideVitest(path: string): void {
+  kubeconfigOutsideVitest = path;
+}
+
 export async function kubectl(args: string[], opts: { kubeconfig?: string } = {}): Promise<string> {
   const bin = await kubectlPath();
   try {
     const { stdout } = await run(
       bin,
-      [`--kubeconfig=${opts.kubeconfig ?? inject('kubeconfigPath')}`, ...args],
+      [`--kubeconfig=${opts.kubeconfig ?? kubeconfigOutsideVitest ?? inject('kubeconfigPath')}`, ...args],
       {
         maxBuffer: 32 * 1024 * 1024,
       },
