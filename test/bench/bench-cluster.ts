@@ -4,6 +4,7 @@ import { CoreV1Api, type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/
 import { waitForSet } from '../../lib/kube/list-watch.ts';
 import { type LocalCluster, startLocalCluster } from '../../lib/local/cluster.ts';
 import { kubeConfigFor } from '../../lib/local/kubeconfig.ts';
+import type { ImageMapEntry } from '../../lib/local/kubelet/image-map.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 
@@ -21,6 +22,8 @@ export interface BenchCluster {
 export async function startBenchCluster(
   progress: (line: string) => void,
   kubeletLog?: (line: string, fields?: Record<string, unknown>) => void,
+  /** Images run as local programs (e.g. the Kuberhealthy builds, for the section that runs them). */
+  imageMap: ImageMapEntry[] = [],
 ): Promise<BenchCluster> {
   const cluster = await startLocalCluster({
     cacheDir:
@@ -30,6 +33,7 @@ export async function startBenchCluster(
     crdDir: join(repoRoot, 'infra/crds'),
     onProgress: progress,
     kubeletLog,
+    imageMap,
   });
   const kc = cluster.kubeConfig;
   const core = kc.makeApiClient(CoreV1Api);
