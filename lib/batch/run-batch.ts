@@ -1,0 +1,99 @@
+import type { Log } from '../core/log.ts';
+import { loggableError } from '../kube/errors.ts';
+import type { RunTimings } from '../run/assess.ts';
+import { CheckNotFoundError } from '../run/errors.ts';
+import type { RunnerSession } from '../run/runner-session.ts';
+import { BATCH_CONCURRENCY, type BatchEntry } from './batch-entry.ts';
+import { type BatchCheckResult, batchTally, type CheckOutcome } from './batch-result.ts';
+
+export interface BatchRunDeps {
+  /** The session every check runs in: one API client, one report endpoint (lib/run/runner-session.ts). */
+  session: Pick<RunnerSession, 'run'>;
+  log: Log;
+  /** The invocation's: SIGTERM, or the end of its time budget. Every check's own signal follows it. */
+  signal: AbortSignal;
+  /** At most this many checks at once (default BATCH_CONCURRENCY); the rest wait for a slot. */
+  concurrency?: number;
+  timings?: RunTimings;
+  onPhase?: (check: BatchEntry, phase: string, extra?: Record<string, unknown>) => void;
+}
+
+/**
+ * Runs every check of a batch as a full iteration of its own (claim, pod, deadline, outcome) in one session,
+ * at most `concurrency` at once, and returns one result per check in the list's order. Whatever one check
+ * does (throws, hangs to its timeout, conflicts past its bound, is missing) is that check's result: the
+ * others' runs go on. Each run has its own signal, aborted when the invocation's is, and its own log lines
+ * naming the check. Never throws for a check; a batch stopped midway leaves each claimed run in its khstate
+ * for the next invocation to adopt, as a single run does.
+ */
+export async function runBatch(
+  deps: BatchRunDeps,
+  checks: readonly BatchEntry[],
+): Promise<BatchCheckResult[]> {
+  const running = new Set<AbortController>();
+  // One listener on the invocation's signal for the whole batch, not one per check (200 would warn).
+  const stopAll = () => {
+    for (const c of running) c.abort(deps.signal.reason);
+  };
+  deps.signal.addEventListener('abort', stopAll, { once: true });
+  const results: BatchCheckResult[] = new Array(checks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < checks.length) {
+      const index = next++;
+      const check = checks[index]!;
+      results[index] = { check, outcome: await runOne(deps, check, running) };
+    }
+  };
+  const slots = Math.max(1, Math.min(deps.concurrency ?? BATCH_CONCURRENCY, checks.length));
+  try {
+    await Promise.all(Array.from({ length: slots }, worker));
+  } finally {
+    deps.signal.removeEventListener('abort', stopAll);
+  }
+  deps.log.info('batch finished', { checks: checks.length, results: batchTally(results) });
+  return results;
+}
+
+async function runOne(
+  deps: BatchRunDeps,
+  check: BatchEntry,
+  running: Set<AbortController>,
+): Promise<CheckOutcome> {
+  const log = withKeys(deps.log, { check: check.name, namespace: check.namespace });
+  if (deps.signal.aborted) {
+    const reason = `not started: the invocation was stopped first (${String(deps.signal.reason)})`;
+    log.warn('batch check not started', { reason });
+    return { kind: 'not-started', reason };
+  }
+  const own = new AbortController();
+  running.add(own);
+  try {
+    const result = await deps.session.run({
+      namespace: check.namespace,
+      checkName: check.name,
+      signal: own.signal,
+      timings: deps.timings,
+      log,
+      onPhase: deps.onPhase && ((phase, extra) => deps.onPhase?.(check, phase, extra)),
+    });
+    return { kind: 'ran', result };
+  } catch (error) {
+    if (error instanceof CheckNotFoundError) return { kind: 'not-found', reason: error.message };
+    log.error('batch check failed', { error: loggableError(error) });
+    const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+    return { kind: 'failed', error: message };
+  } finally {
+    running.delete(own);
+  }
+}
+
+/** A log whose every line also names the check (the runs of a batch share the process's logger). */
+function withKeys(log: Log, keys: Record<string, unknown>): Log {
+  return {
+    info: (m, e) => log.info(m, { ...keys, ...e }),
+    warn: (m, e) => log.warn(m, { ...keys, ...e }),
+    error: (m, e) => log.error(m, { ...keys, ...e }),
+    debug: (m, e) => log.debug(m, { ...keys, ...e }),
+  };
+}
