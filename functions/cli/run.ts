@@ -1,24 +1,32 @@
 import { runCommand } from '../../lib/commands/run.ts';
-import { runOptions } from '../../lib/config/run-options.ts';
+import { runBatchCommand } from '../../lib/commands/run-batch.ts';
+import { runPlan } from '../../lib/config/batch-options.ts';
 import { takeOverSetting } from '../../lib/config/takeover-options.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
 import { commonFlags } from './flags.ts';
 
-/** `khrun run`: one iteration of a khcheck. */
+/** `khrun run`: one iteration of a khcheck, or of each khcheck of a batch. */
 export const run: CliCommand = {
   spec: {
     name: 'run',
-    synopsis: '--check NAME | --job NAME | --healthcheck NAME',
+    synopsis: '--check NAME [--check NAME ...] | --job NAME | --healthcheck NAME',
     summary: 'run one iteration of a khcheck and record its outcome in the khstate',
     description:
       'Runs one iteration of a khcheck end to end: claims the run in the khstate, creates the checker pod, ' +
       'waits for its report, records the outcome. Exit 0: the outcome is recorded (a failed check is data) ' +
       'or another run of the check is live; 1: the runner could not finish or record; 2: usage or ' +
       'configuration, or refused because a Kuberhealthy runs the check (see khrun takeover). On a terminal ' +
-      'the phases are shown on stderr as they happen.',
+      'the phases are shown on stderr as they happen. A batch: --check given more than once (one namespace), ' +
+      'or KHRUN_BATCH=\'[{"namespace":"NS","name":"CHECK"},...]\' (at most 200 khchecks): each check a full ' +
+      'iteration of its own in one process with one report endpoint, one line (or JSON object) per check; ' +
+      'exit 0 when every check would exit 0 alone, else 1 if any could not finish, else 2.',
     flags: {
-      check: { type: 'string', value: 'NAME', help: 'the khcheck to run (else CHECK_NAME)' },
+      check: {
+        type: 'string',
+        value: 'NAME',
+        help: 'the khcheck to run (else CHECK_NAME); more than once for a batch',
+      },
       job: {
         type: 'string',
         value: 'NAME',
@@ -59,6 +67,7 @@ export const run: CliCommand = {
     },
     env: [
       'CHECK_NAME',
+      'KHRUN_BATCH',
       'KHJOB_NAME',
       'HEALTHCHECK_NAME',
       'CHECK_NAMESPACE',
@@ -75,8 +84,25 @@ export const run: CliCommand = {
       'POWERTOOLS_LOG_LEVEL',
     ],
   },
-  async run({ values }, ctx) {
-    const { logLevel, killAtPhase, ...options } = runOptions({ flags: values, env: ctx.env });
+  async run({ values, repeated }, ctx) {
+    const plan = runPlan({ flags: values, env: ctx.env }, repeated?.check);
+    if (plan.kind === 'batch') {
+      const { logLevel, killAtPhase, ...options } = plan.options;
+      return runBatchCommand({
+        ...options,
+        takeOver: takeOverSetting({ flags: values, env: ctx.env }),
+        log: logPort(loggerFor(logLevel)),
+        signal: signalOnTermination(),
+        write: ctx.write,
+        progress: process.stderr.isTTY ? ctx.warn : undefined,
+        onPhase: killAtPhase
+          ? (_check, phase) => {
+              if (phase === killAtPhase) process.kill(process.pid, 'SIGKILL');
+            }
+          : undefined,
+      });
+    }
+    const { logLevel, killAtPhase, ...options } = plan.options;
     const log = loggerFor(logLevel);
     log.appendPersistentKeys({ check: options.checkName, namespace: options.namespace });
     return runCommand({

@@ -72,3 +72,21 @@ export function runEventFlags(event: unknown): RunEventFlags {
   if (fields.namespace != null) flags.namespace = fields.namespace as string;
   return flags;
 }
+
+/**
+ * A batch event's list, `{"checks": [...]}` (lib/config/batch-checks.ts checks the entries), else undefined
+ * for one object's event. A batch event holds nothing else: a checkName beside checks would be ambiguous.
+ * Pure.
+ */
+export function batchEventChecks(event: unknown): unknown {
+  if (typeof event !== 'object' || event === null || Array.isArray(event) || !('checks' in event))
+    return undefined;
+  const other = Object.keys(event).find((k) => k !== 'checks');
+  if (other !== undefined)
+    refuse(
+      other,
+      (event as Record<string, unknown>)[other],
+      'does not go with "checks": a batch event holds the list only',
+    );
+  return (event as { checks: unknown }).checks;
+}

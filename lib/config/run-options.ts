@@ -32,12 +32,19 @@ function iterationSettings(
   const settings: IterationSettings = {
     checkName:
       jobName ?? objectName(required(name, 'the name of the khcheck to run'), name.source, 'khcheck'),
+    ...runnerSettings(input),
+  };
+  return settings;
+}
+
+/** What every run of an invocation shares, one check's or a batch's: the lease and the log level. */
+export function runnerSettings(input: ConfigInput): { leaseMs: number; logLevel: LogLevel } {
+  return {
     leaseMs: secondsMs(setting(input, { env: ['KHRUN_LEASE_SECONDS'] }), {
       defaultSeconds: ITERATION_DEFAULTS.leaseMs / 1000,
     }),
     logLevel: logLevel(input),
   };
-  return settings;
 }
 
 export interface RunFlags extends KubeconfigFlags, ReportFlags {
@@ -121,6 +128,16 @@ export function lambdaRunCheckOptions(input: { event: unknown; env: Env }): Lamb
   const jobName = khjobName(config);
   const settings = iterationSettings(config, jobName ?? hcName);
   const namespace = checkNamespace(setting(config, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV }));
+  return {
+    ...settings,
+    kind: jobName ? 'khjob' : hcName ? 'healthcheck' : 'khcheck',
+    namespace,
+    ...lambdaRunnerSettings(config),
+  };
+}
+
+/** What a runCheck invocation needs whatever it runs, one object or a batch (lib/config/batch-options.ts). */
+export function lambdaRunnerSettings(config: ConfigInput) {
   const url = externalReportingUrl(config);
   const key = reportKey(config);
   if (!url) {
@@ -131,10 +148,7 @@ export function lambdaRunCheckOptions(input: { event: unknown; env: Env }): Lamb
     });
   }
   return {
-    ...settings,
-    kind: jobName ? 'khjob' : hcName ? 'healthcheck' : 'khcheck',
-    namespace,
-    report: { kind: 'external', url, ...(key ? { key } : {}) },
+    report: { kind: 'external', url, ...(key ? { key } : {}) } as LambdaRunCheckOptions['report'],
     budgetMarginMs: secondsMs(setting(config, { env: ['KHRUN_BUDGET_MARGIN_SECONDS'] }), {
       defaultSeconds: 30,
       allowZero: true,
