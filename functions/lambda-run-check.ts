@@ -2,8 +2,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
-import { runFromEvent } from '../lib/aws/run-from-event.ts';
-import { lambdaRunCheckOptions } from '../lib/config/run-options.ts';
+import { runBatchFromEvent, runFromEvent } from '../lib/aws/run-from-event.ts';
+import { lambdaRunPlan } from '../lib/config/batch-options.ts';
 import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 
@@ -12,36 +12,40 @@ import { createLogger, logPort } from '../lib/core/log.ts';
 // "namespace": "..."} (lib/config/run-check-event.ts; kind defaults to khcheck). Checker pods report to the
 // report function's URL (KH_EXTERNAL_REPORTING_URL; a HealthCheck's to its /check). The iteration stops
 // KHRUN_BUDGET_MARGIN_SECONDS before the function's own timeout (which kills without warning) and leaves
-// the run resumable; the next invocation adopts it.
+// the run resumable; the next invocation adopts it. A batch event {"checks": [{"kind": "khcheck",
+// "namespace": "...", "checkName": "..."}, ...]} (the tick's, at most 200 khchecks) runs each check as a full
+// iteration of its own in this one invocation and returns {"checks": [one entry per check]}.
 
 let runtime: { logger: Logger; kc: KubeConfig } | undefined;
 
 export async function handler(event: unknown, context: Context) {
   // Options as `khrun run` builds them; a bad event or ConfigError fails the invocation with its message.
-  const options = lambdaRunCheckOptions({ event, env: process.env });
+  const plan = lambdaRunPlan({ event, env: process.env });
+  const options = plan.options;
   runtime ??= {
     logger: createLogger({ service: 'khrun-run-check', level: options.logLevel }),
     kc: lambdaKubeConfig(options.cluster),
   };
   const { logger, kc } = runtime;
-  const { namespace, checkName, kind } = options;
   logger.addContext(context);
   logger.refreshSampleRateCalculation();
+  const budgetMs = context.getRemainingTimeInMillis() - options.budgetMarginMs;
+  const shared = {
+    kc,
+    runner: `lambda-${context.awsRequestId}`,
+    report: options.report,
+    signal: AbortSignal.timeout(Math.max(1_000, budgetMs)),
+    log: logPort(logger),
+    leaseMs: options.leaseMs,
+    takeOver: takeOverSetting({ flags: {}, env: process.env }),
+  };
+  // Each check's log lines name it (lib/batch/run-batch.ts); the batch's own lines name its size.
+  if (plan.kind === 'batch') return runBatchFromEvent({ ...shared, checks: plan.options.checks });
+  const { namespace, checkName, kind } = plan.options;
   logger.appendKeys({ check: checkName, namespace, kind });
   try {
-    const budgetMs = context.getRemainingTimeInMillis() - options.budgetMarginMs;
     // A failed check is data: returned, not thrown. Only runner failures throw (no retries are configured).
-    return await runFromEvent(kind, {
-      kc,
-      namespace,
-      checkName,
-      runner: `lambda-${context.awsRequestId}`,
-      report: options.report,
-      signal: AbortSignal.timeout(Math.max(1_000, budgetMs)),
-      log: logPort(logger),
-      leaseMs: options.leaseMs,
-      takeOver: takeOverSetting({ flags: {}, env: process.env }),
-    });
+    return await runFromEvent(kind, { ...shared, namespace, checkName });
   } finally {
     logger.resetKeys();
   }

@@ -1,10 +1,15 @@
+import type { BatchEntry } from '../batch/batch-entry.ts';
+import { checkResultJson } from '../batch/batch-result.ts';
+import { runBatch } from '../batch/run-batch.ts';
 import { khjobRun, runResultJson } from '../commands/job-run.ts';
+import { SINGLE_RUN } from '../commands/run-batch.ts';
 import type { RunKind } from '../config/run-check-event.ts';
 import { runHealthCheck } from '../healthcheck/run-healthcheck.ts';
 import type { JobRunResult } from '../job/run-khjob.ts';
 import { JobNotFoundError } from '../job/run-khjob.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import { type RunCheckOptions, runCheck } from '../run/invocation.ts';
+import { openRunnerSession } from '../run/runner-session.ts';
 
 /** The runner of each kind: the engine `khrun run --check`, `--job` and `--healthcheck` use. */
 export function runnerFor(kind: RunKind, name: string): (opts: RunCheckOptions) => Promise<JobRunResult> {
@@ -37,5 +42,35 @@ export async function runFromEvent(
     if (error instanceof CheckNotFoundError || error instanceof JobNotFoundError)
       return { check: `${ref.namespace}/${ref.name}`, result: 'not-found', reason: error.message };
     throw error;
+  }
+}
+
+/**
+ * One runCheck invocation for a batch of khchecks (`{"checks": [...]}`): one session (one API client; pods
+ * report to the report function's URL), every check a full iteration of its own, and one entry per check
+ * in the event's order, each as one check's invocation returns it, a missing khcheck as not-found and a
+ * runner failure as failed with its error. Nothing throws for one check: the other entries are the
+ * invocation's result too, and a run left open by a failure is adopted by the next invocation.
+ */
+export async function runBatchFromEvent(
+  opts: Omit<RunCheckOptions, 'namespace' | 'checkName' | 'adapt' | 'onPhase' | 'timings'> & {
+    checks: BatchEntry[];
+  },
+): Promise<{ checks: object[] }> {
+  const session = await openRunnerSession({
+    kc: opts.kc,
+    namespaces: opts.checks.map((c) => c.namespace),
+    runner: opts.runner,
+    report: opts.report,
+    log: opts.log,
+    leaseMs: opts.leaseMs,
+    keepFinishedPods: opts.keepFinishedPods,
+    takeOver: opts.takeOver,
+  });
+  try {
+    const results = await runBatch({ session, log: opts.log, signal: opts.signal }, opts.checks);
+    return { checks: results.map((r) => checkResultJson(r, SINGLE_RUN)) };
+  } finally {
+    await session.close();
   }
 }
