@@ -6,12 +6,13 @@ import { lambdaDispatcher } from '../lib/aws/lambda-invoke.ts';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { lambdaTickOptions } from '../lib/config/tick-options.ts';
+import { randomIds } from '../lib/core/ids.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { apiServerClock } from '../lib/kube/server-clock.ts';
 import { runTick } from '../lib/schedule/tick.ts';
 import { tickKube } from '../lib/schedule/tick-kube.ts';
 
-// tick: on a schedule (every minute), one asynchronous runCheck invocation per due check.
+// tick: on a schedule (every minute), one asynchronous runCheck invocation per batch of due checks.
 
 let runtime: { logger: Logger; kc: KubeConfig } | undefined;
 
@@ -33,12 +34,15 @@ export async function handler(_event: ScheduledEvent | undefined, context: Conte
         // Due times are judged by the API server's time; the clock lives as long as the cached kubeconfig.
         clock: apiServerClock(kc, logPort(logger)),
         log: logPort(logger),
+        ids: randomIds,
       },
       {
         scope: options.scope,
         identity: `lambda-${context.awsRequestId}`,
         timings: options.timings,
         takeOver: takeOverSetting({ flags: {}, env: process.env }),
+        batchSize: options.batchSize,
+        concurrency: options.concurrency,
       },
     );
     const failed = entries.filter((e) => e.result === 'failed');

@@ -7,6 +7,7 @@ import { placeholderRunnerTemplate, type RunnerTemplateRef } from '../../lib/con
 import { syncOptions } from '../../lib/config/sync-options.ts';
 import { takeOverSetting } from '../../lib/config/takeover-options.ts';
 import { tickOptions } from '../../lib/config/tick-options.ts';
+import { randomIds } from '../../lib/core/ids.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { ApiErrorKind, classifyApiError } from '../../lib/kube/errors.ts';
 import { apiServerClock } from '../../lib/kube/server-clock.ts';
@@ -37,16 +38,17 @@ const runnerFlags = (oldName: string): FlagTable => ({
   [oldName]: { type: 'string', value: 'NS', help: 'old spelling', deprecated: { use: 'runner-namespace' } },
 });
 
-/** `khrun tick`: one dispatch per due check. */
+/** `khrun tick`: the due checks dispatched, in batches. */
 export const tick: CliCommand = {
   spec: {
     name: 'tick',
-    summary: 'dispatch one run per due check: a Job from the runner PodTemplate, or a Lambda invocation',
+    summary: 'dispatch the due checks: Jobs from the runner PodTemplate, or Lambda invocations',
     description:
-      'Reads every khcheck and khstate in scope and dispatches one invocation per due check (no live run, ' +
-      'and the last start plus runInterval has come): a Job made from the khrun-runner PodTemplate of the ' +
-      'runner namespace (--mode job, the default), or an asynchronous invocation of --function (--mode ' +
-      'lambda). It never runs a check itself. Exit 1 when a dispatch failed.',
+      'Reads every khcheck and khstate in scope and dispatches the due checks (no live run, and the last ' +
+      'start plus runInterval has come), up to --batch-size khchecks per invocation (khjobs and ' +
+      'HealthChecks one each): a Job made from the khrun-runner PodTemplate of the runner namespace ' +
+      '(--mode job, the default), or an asynchronous invocation of --function (--mode lambda). It never ' +
+      'runs a check itself. Exit 1 when a dispatch failed.',
     flags: {
       ...scopeFlags('dispatch in', {
         values: ['json', 'yaml'],
@@ -68,6 +70,16 @@ export const tick: CliCommand = {
         value: 'DURATION',
         help: 'a dispatch not started by then may be sent again (default 5m)',
       },
+      'batch-size': {
+        type: 'string',
+        value: 'N',
+        help: 'the most khchecks one runner Job or Lambda invocation runs (else KHRUN_BATCH_SIZE, else 25; 1: one per check)',
+      },
+      concurrency: {
+        type: 'string',
+        value: 'N',
+        help: 'the most claims and dispatches in flight (else KHRUN_TICK_CONCURRENCY, else 32)',
+      },
       ...runnerFlags('job-namespace'),
     },
     env: [
@@ -78,6 +90,8 @@ export const tick: CliCommand = {
       'AWS_REGION',
       'KHRUN_FIRST_RUN_JITTER',
       'KHRUN_DISPATCH_TTL',
+      'KHRUN_BATCH_SIZE',
+      'KHRUN_TICK_CONCURRENCY',
       'KHRUN_TAKE_OVER',
       'KHRUN_NAMESPACE',
       'POD_NAMESPACE',
@@ -110,6 +124,9 @@ export const tick: CliCommand = {
       identity: options.identity,
       timings: options.timings,
       takeOver: takeOverSetting({ flags: {}, env: ctx.env }),
+      batchSize: options.batchSize,
+      concurrency: options.concurrency,
+      ids: randomIds,
       clock: apiServerClock(kc, log),
       output: options.output,
       log,

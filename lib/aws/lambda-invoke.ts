@@ -20,7 +20,10 @@ export interface LambdaInvokeOptions {
  * Lambda queues it and answers 202, and the function's EventInvokeConfig (no retries) decides what happens
  * on failure. Lambda's own API is used directly to keep the tick's bundle small (no SDK client).
  */
-export async function invokeAsync(opts: LambdaInvokeOptions, event: RunCheckEvent): Promise<string> {
+export async function invokeAsync(
+  opts: LambdaInvokeOptions,
+  event: RunCheckEvent | RunCheckBatchEvent,
+): Promise<string> {
   const endpoint = new URL(opts.endpoint ?? `https://lambda.${opts.region}.amazonaws.com`);
   const path = `/2015-03-31/functions/${encodeURIComponent(opts.functionName)}/invocations`;
   const body = JSON.stringify(event);
@@ -61,8 +64,22 @@ export function runCheckEventFor(check: CheckRef): RunCheckEvent {
 }
 
 /**
- * AWS mode of the tick: each due khcheck, khjob and HealthCheck becomes one asynchronous invocation of the
- * runCheck function, its kind in the event.
+ * The runCheck event of a batch (the contract with the runner's batch form): the khchecks one invocation
+ * drives, `{"checks":[{"kind":"khcheck","namespace":"ns","checkName":"a"}, ...]}`.
+ */
+export interface RunCheckBatchEvent {
+  checks: Array<{ kind: 'khcheck'; namespace: string; checkName: string }>;
+}
+
+export function runCheckBatchEventFor(checks: readonly CheckRef[]): RunCheckBatchEvent {
+  return {
+    checks: checks.map((c) => ({ kind: 'khcheck' as const, namespace: c.namespace, checkName: c.name })),
+  };
+}
+
+/**
+ * AWS mode of the tick: each due khjob and HealthCheck, and each batch of due khchecks (one khcheck when
+ * batches are off), becomes one asynchronous invocation of the runCheck function.
  */
 export function lambdaDispatcher(opts: LambdaInvokeOptions): Dispatcher {
   return {
@@ -71,6 +88,13 @@ export function lambdaDispatcher(opts: LambdaInvokeOptions): Dispatcher {
     refFor: (_check, nowMs) => `lambda:${opts.functionName}@${Math.floor(nowMs / 1000)}`,
     async dispatch(check) {
       await invokeAsync(opts, runCheckEventFor(check));
+    },
+    batch: {
+      // The invocation's request id is only known once sent: the ref names the tick's batch instead.
+      refFor: (batchId, nowMs) => `lambda:${opts.functionName}@${Math.floor(nowMs / 1000)}#${batchId}`,
+      async dispatch(checks) {
+        await invokeAsync(opts, runCheckBatchEventFor(checks));
+      },
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.ts';
+import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { escapeControls } from '../core/terminal-text.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
@@ -14,6 +15,11 @@ export interface TickCommandOptions {
   timings?: DueTimings;
   /** Dispatch checks a Kuberhealthy runs too (KHRUN_TAKE_OVER). */
   takeOver?: boolean;
+  /** The most khchecks per runner invocation, and the most requests in flight (tick-options.ts). */
+  batchSize?: number;
+  concurrency?: number;
+  /** The tick's batch token (two ticks never name a batch alike). */
+  ids?: IdSource;
   /** The API server's (kube/server-clock.ts): due times are compared with times other machines wrote. */
   clock: Clock;
   output: 'text' | 'json' | 'yaml';
@@ -46,8 +52,15 @@ function entryLine(e: TickEntry, nowMs: number): string {
 /** `khrun tick`: exit 0 when every due check was dispatched (or taken by another tick), 1 when a dispatch failed. */
 export async function tickCommand(opts: TickCommandOptions): Promise<number> {
   const entries = await runTick(
-    { kube: opts.kube, dispatcher: opts.dispatcher, clock: opts.clock, log: opts.log },
-    { scope: opts.scope, identity: opts.identity, timings: opts.timings, takeOver: opts.takeOver },
+    { kube: opts.kube, dispatcher: opts.dispatcher, clock: opts.clock, log: opts.log, ids: opts.ids },
+    {
+      scope: opts.scope,
+      identity: opts.identity,
+      timings: opts.timings,
+      takeOver: opts.takeOver,
+      batchSize: opts.batchSize,
+      concurrency: opts.concurrency,
+    },
   );
   const nowMs = opts.clock.nowMs();
   if (opts.output !== 'text') opts.write(formatDocument({ entries }, opts.output));

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import { DEFAULT_BATCH_SIZE, DEFAULT_TICK_CONCURRENCY } from '../schedule/dispatch-due.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from '../schedule/due.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
@@ -8,9 +9,9 @@ import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { namespacesScope } from './namespaces.ts';
 import { type RunnerTemplateRef, runnerTemplate } from './runner-template.ts';
 import { type ConfigInput, type Env, type Flags, NO_FLAGS, setting } from './setting.ts';
-import { goDurationMs, httpUrl, oneOf, required } from './values.ts';
+import { goDurationMs, httpUrl, oneOf, required, wholeInRange } from './values.ts';
 
-/** The runCheck function the tick invokes asynchronously, once per due check. */
+/** The runCheck function the tick invokes asynchronously, once per batch of due checks. */
 export interface LambdaTarget {
   kind: 'lambda';
   functionName: string;
@@ -26,8 +27,20 @@ export type DispatchTarget = { kind: 'job'; template: RunnerTemplateRef } | Lamb
 interface TickSettings {
   scope: NamespaceScope;
   timings: DueTimings;
+  /** The most khchecks per runner invocation (a batch Job, one Lambda event); 1: one per check. */
+  batchSize: number;
+  /** The most claims and dispatches in flight at once. */
+  concurrency: number;
   logLevel: LogLevel;
 }
+
+/**
+ * Bounds: a batch's checks are listed in its Job's environment and annotation (and a Lambda event), which
+ * stay far below Kubernetes' 256 KiB annotation limit and Lambda's async payload limit at 500; more than
+ * 256 requests in flight only queue in the API server's flow control.
+ */
+const MAX_BATCH_SIZE = 500;
+const MAX_TICK_CONCURRENCY = 256;
 
 function tickSettings(input: ConfigInput<Flags>): TickSettings {
   return {
@@ -42,6 +55,18 @@ function tickSettings(input: ConfigInput<Flags>): TickSettings {
         { defaultMs: DEFAULT_DUE_TIMINGS.maxFirstRunJitterMs, allowZero: true },
       ),
     },
+    batchSize: wholeInRange(setting(input, { flags: ['batch-size'], env: ['KHRUN_BATCH_SIZE'] }), {
+      min: 1,
+      max: MAX_BATCH_SIZE,
+      defaultValue: DEFAULT_BATCH_SIZE,
+      meaning: 'it is the most checks one runner Job or Lambda invocation runs (1: one per check)',
+    }),
+    concurrency: wholeInRange(setting(input, { flags: ['concurrency'], env: ['KHRUN_TICK_CONCURRENCY'] }), {
+      min: 1,
+      max: MAX_TICK_CONCURRENCY,
+      defaultValue: DEFAULT_TICK_CONCURRENCY,
+      meaning: 'it is the most API requests the tick has in flight while it claims and dispatches',
+    }),
     logLevel: logLevel(input),
   };
 }
@@ -71,6 +96,8 @@ export interface TickFlags extends KubeconfigFlags {
   'pod-template'?: string;
   'dispatch-ttl'?: string;
   'first-run-jitter'?: string;
+  'batch-size'?: string;
+  concurrency?: string;
   output?: string;
 }
 

@@ -61,6 +61,22 @@ export function integer(s: Setting, opts: { min: number; what: string }): number
   return n;
 }
 
+/** A whole number from min to max (a count, a size), or the default; the remedy says what it sets. */
+export function wholeInRange(
+  s: Setting,
+  opts: { min: number; max: number; defaultValue: number; meaning: string },
+): number {
+  if (s.text === undefined) return opts.defaultValue;
+  const n = /^\d+$/.test(s.text.trim()) ? Number(s.text.trim()) : Number.NaN;
+  if (!(n >= opts.min && n <= opts.max))
+    throw invalid(
+      s,
+      `must be a whole number from ${opts.min} to ${opts.max}`,
+      `${opts.meaning}; leave it unset for the default (${opts.defaultValue})`,
+    );
+  return n;
+}
+
 /** One of a fixed set of words (case as given), or the default. */
 export function oneOf<const T extends string>(s: Setting, values: readonly T[], defaultValue: T): T {
   if (s.text === undefined) return defaultValue;

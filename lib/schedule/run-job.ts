@@ -76,29 +76,49 @@ export function runnerContainerName(template: V1PodTemplateSpec): string {
   return runner.name;
 }
 
+/** What differs between the Job of one check and the Job of a batch; the rest is runnerJobSpec's. */
+export interface RunnerJobParts {
+  /** Set on the runner container (replacing the template's value of the same name). */
+  env: Record<string, string>;
+  /** Taken off the runner container: variables naming another form of run the template may carry. */
+  dropEnv?: readonly string[];
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** The longest run the Job may hold, before the margin. */
+  timeoutMs: number;
+  /** Sizes how long the finished Job stays (job-retention.ts); undefined: the longest. */
+  runIntervalMs: number | undefined;
+}
+
 /**
- * The Job spec of one runner invocation for a check, from the deployment's runner pod template (image,
- * ServiceAccount, resources, POD_IP/POD_NAME): the check named by CHECK_NAME/CHECK_NAMESPACE, never
- * retried automatically (backoffLimit 0; exit 2, a configuration error, fails the Job at once), bounded by
- * the check's timeout plus a margin, collected about one interval after it finishes (job-retention.ts). A pod
- * lost to a disruption (drain, eviction) does not count: its replacement adopts the run from the khstate.
+ * A runner Job's spec from the deployment's runner pod template (image, ServiceAccount, resources,
+ * POD_IP/POD_NAME): never retried automatically (backoffLimit 0; exit 2, a configuration error, fails the
+ * Job at once), bounded by the timeout plus a margin, collected about one interval after it finishes
+ * (job-retention.ts). A pod lost to a disruption (drain, eviction) does not count: its replacement adopts
+ * the run from the khstate.
  */
-export function runJobSpec(template: V1PodTemplateSpec, check: CheckRef, opts: RunJobOptions): V1JobSpec {
+export function runnerJobSpec(
+  template: V1PodTemplateSpec,
+  parts: RunnerJobParts,
+  opts: RunJobOptions,
+): V1JobSpec {
   const runner = runnerContainerName(template);
-  const labels = {
-    ...(template.metadata?.labels ?? {}),
-    [MANAGED_BY_LABEL]: MANAGED_BY,
-    [CHECK_LABEL]: checkLabelValue(check),
-  };
+  const drop = new Set(parts.dropEnv ?? []);
   const containers: V1Container[] = (template.spec?.containers ?? []).map((c) =>
     c.name === runner
-      ? { ...c, env: withEnv(c.env, { [nameEnv(check)]: check.name, CHECK_NAMESPACE: check.namespace }) }
+      ? {
+          ...c,
+          env: withEnv(
+            c.env?.filter((e) => !drop.has(e.name)),
+            parts.env,
+          ),
+        }
       : c,
   );
   return {
     backoffLimit: 0,
-    activeDeadlineSeconds: Math.ceil(check.timeoutMs / 1000) + opts.deadlineMarginSeconds,
-    ttlSecondsAfterFinished: finishedJobTtlSeconds(check.runIntervalMs, opts.finishedJobTtl),
+    activeDeadlineSeconds: Math.ceil(parts.timeoutMs / 1000) + opts.deadlineMarginSeconds,
+    ttlSecondsAfterFinished: finishedJobTtlSeconds(parts.runIntervalMs, opts.finishedJobTtl),
     podFailurePolicy: {
       rules: [
         { action: 'FailJob', onExitCodes: { containerName: runner, operator: 'In', values: [2] } },
@@ -108,14 +128,28 @@ export function runJobSpec(template: V1PodTemplateSpec, check: CheckRef, opts: R
     template: {
       metadata: {
         ...template.metadata,
-        labels,
-        annotations: {
-          ...(template.metadata?.annotations ?? {}),
-          [RUNNER_CHECK_NAME_ANNOTATION]: check.name,
-          [RUNNER_CHECK_NAMESPACE_ANNOTATION]: check.namespace,
-        },
+        labels: { ...(template.metadata?.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY, ...parts.labels },
+        annotations: { ...(template.metadata?.annotations ?? {}), ...parts.annotations },
       },
       spec: { ...template.spec, restartPolicy: 'Never', containers },
     },
   };
+}
+
+/** The Job spec of one runner invocation for one check, named by CHECK_NAME/CHECK_NAMESPACE (runnerJobSpec). */
+export function runJobSpec(template: V1PodTemplateSpec, check: CheckRef, opts: RunJobOptions): V1JobSpec {
+  return runnerJobSpec(
+    template,
+    {
+      env: { [nameEnv(check)]: check.name, CHECK_NAMESPACE: check.namespace },
+      labels: { [CHECK_LABEL]: checkLabelValue(check) },
+      annotations: {
+        [RUNNER_CHECK_NAME_ANNOTATION]: check.name,
+        [RUNNER_CHECK_NAMESPACE_ANNOTATION]: check.namespace,
+      },
+      timeoutMs: check.timeoutMs,
+      runIntervalMs: check.runIntervalMs,
+    },
+    opts,
+  );
 }

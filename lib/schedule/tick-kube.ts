@@ -3,6 +3,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  type V1Job,
   type V1PodTemplateSpec,
 } from '@kubernetes/client-node';
 import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
@@ -19,6 +20,7 @@ import {
   type KhCheck,
   type KhState,
 } from '../state/resources.ts';
+import { batchJobMetadata, runBatchJobSpec } from './batch-job.ts';
 import { listHealthChecks, listKhJobs } from './list-kinds.ts';
 import {
   CHECK_LABEL,
@@ -97,10 +99,14 @@ export async function readRunnerTemplate(
   }
 }
 
+/** Seconds since the epoch in base 36: a short, sortable part of the names of dispatched Jobs. */
+const stamp = (nowMs: number) => Math.floor(nowMs / 1000).toString(36);
+
 /**
- * Cluster mode: each dispatch is a Job in the tick's namespace made from the runner PodTemplate. The Job
- * name carries the dispatch time, so it is unique per claim; an AlreadyExists means this exact dispatch
- * was sent already (a retried tick) and counts as done.
+ * Cluster mode: each dispatch is a Job in the tick's namespace made from the runner PodTemplate: one per
+ * check, or one per batch of khchecks (batch-job.ts). A Job's name carries the dispatch time (and a batch's
+ * the tick's token), so it is unique per claim; an AlreadyExists means this exact dispatch was sent
+ * already (a retried tick) and counts as done.
  */
 export function jobDispatcher(opts: {
   kc: KubeConfig;
@@ -109,38 +115,49 @@ export function jobDispatcher(opts: {
   jobOptions: RunJobOptions;
 }): Dispatcher {
   const batch = opts.kc.makeApiClient(BatchV1Api);
+  const create = async (body: V1Job) => {
+    try {
+      await batch.createNamespacedJob({ namespace: opts.namespace, body });
+    } catch (error) {
+      if (classifyApiError(error) === 'AlreadyExists') return;
+      throw error;
+    }
+  };
   return {
     refFor: (check, nowMs) =>
-      `${fitName(REF_PREFIX[check.kind ?? 'khcheck'], check, 52 - 9)}-${Math.floor(nowMs / 1000).toString(36)}`,
+      `${fitName(REF_PREFIX[check.kind ?? 'khcheck'], check, 52 - 9)}-${stamp(nowMs)}`,
     runsKhJobs: true,
     runsHealthChecks: true,
     async dispatch(check: CheckRef, ref: string) {
-      try {
-        await batch.createNamespacedJob({
+      await create({
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: {
+          name: ref,
           namespace: opts.namespace,
-          body: {
-            apiVersion: 'batch/v1',
-            kind: 'Job',
-            metadata: {
-              name: ref,
-              namespace: opts.namespace,
-              labels: {
-                [MANAGED_BY_LABEL]: MANAGED_BY,
-                [COMPONENT_LABEL]: 'run',
-                [CHECK_LABEL]: checkLabelValue(check),
-              },
-              annotations: {
-                [RUNNER_CHECK_NAME_ANNOTATION]: check.name,
-                [RUNNER_CHECK_NAMESPACE_ANNOTATION]: check.namespace,
-              },
-            },
-            spec: runJobSpec(opts.template, check, opts.jobOptions),
+          labels: {
+            [MANAGED_BY_LABEL]: MANAGED_BY,
+            [COMPONENT_LABEL]: 'run',
+            [CHECK_LABEL]: checkLabelValue(check),
           },
+          annotations: {
+            [RUNNER_CHECK_NAME_ANNOTATION]: check.name,
+            [RUNNER_CHECK_NAMESPACE_ANNOTATION]: check.namespace,
+          },
+        },
+        spec: runJobSpec(opts.template, check, opts.jobOptions),
+      });
+    },
+    batch: {
+      refFor: (batchId, nowMs) => `khrun-batch-${stamp(nowMs)}-${batchId}`,
+      async dispatch(checks, ref) {
+        await create({
+          apiVersion: 'batch/v1',
+          kind: 'Job',
+          metadata: batchJobMetadata(ref, opts.namespace, checks),
+          spec: runBatchJobSpec(opts.template, checks, opts.jobOptions),
         });
-      } catch (error) {
-        if (classifyApiError(error) === 'AlreadyExists') return;
-        throw error;
-      }
+      },
     },
   };
 }

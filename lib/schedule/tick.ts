@@ -1,15 +1,13 @@
 import type { Clock } from '../core/clock.ts';
+import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import type { KhJob } from '../job/khjob.ts';
-import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
-import { type DispatchClaim, readDispatchClaim, withDispatchClaim } from '../state/dispatch-claim.ts';
-import { newKhState } from '../state/khstate.ts';
 import type { KhCheck, KhState } from '../state/resources.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
+import { DEFAULT_TICK_CONCURRENCY, type DueCheck, dispatchDue } from './dispatch-due.ts';
 import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings, decideDue } from './due.ts';
-import { releaseClaim } from './release-claim.ts';
 import type { CheckRef } from './run-job.ts';
 import { scheduleOf } from './schedule-of.ts';
 import { dispatchDueHealthChecks, type HealthCheckWrites } from './tick-healthchecks.ts';
@@ -40,6 +38,16 @@ export interface Dispatcher {
   runsKhJobs?: boolean;
   /** Whether it can send a HealthCheck's run (CheckRef kind healthcheck). */
   runsHealthChecks?: boolean;
+  /**
+   * The batch form: one invocation drives several khchecks (a batch Job, one Lambda event of "checks").
+   * Absent: every check is sent on its own, whatever the batch size.
+   */
+  batch?: {
+    /** The batch's invocation name from an id unique to the tick; recorded in each member's claim before it is sent. */
+    refFor(batchId: string, nowMs: number): string;
+    /** Sends the members that were claimed (khchecks only; at least one). */
+    dispatch(checks: readonly CheckRef[], ref: string): Promise<void>;
+  };
 }
 
 export type TickEntry = {
@@ -58,18 +66,24 @@ export interface TickConfig {
   maxAttempts?: number;
   /** Dispatch checks a Kuberhealthy runs too (KHRUN_TAKE_OVER); else they are skipped as 'refused'. */
   takeOver?: boolean;
+  /** The most khchecks per runner invocation (KHRUN_BATCH_SIZE); default 1, an invocation per check. */
+  batchSize?: number;
+  /** The most claims and dispatches in flight (KHRUN_TICK_CONCURRENCY); default DEFAULT_TICK_CONCURRENCY. */
+  concurrency?: number;
 }
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 
 /**
- * One tick: finds the checks that are due and dispatches each as its own invocation; never runs a check
- * itself. For each due check it first takes the dispatch claim with a compare-and-swap on the khstate, so
- * two ticks at once dispatch a check once: the loser's write conflicts, it re-reads, and the claim it now
- * sees makes the check not due. A dispatch that fails gives its claim back.
+ * One tick: finds the checks that are due and dispatches them, never running a check itself. One list of
+ * each kind per tick; each due khcheck's dispatch claim is a compare-and-swap on its khstate starting from
+ * the listed one, so two ticks at once dispatch a check once: the loser's write conflicts, it re-reads, and
+ * the claim it now sees makes the check not due. Claims and sends run concurrently, bounded, in batches of
+ * up to batchSize khchecks per invocation (dispatch-due.ts); a failed send gives its claims back. khjobs
+ * and HealthChecks follow, one invocation each.
  */
 export async function runTick(
-  deps: { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log },
+  deps: { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log; ids?: IdSource },
   cfg: TickConfig,
 ): Promise<TickEntry[]> {
   const { kube, log } = deps;
@@ -82,10 +96,12 @@ export async function runTick(
     deps.dispatcher.runsHealthChecks && kube.listHealthChecks ? kube.listHealthChecks(cfg.scope) : [],
   ]);
   const stateByKey = new Map(states.map((s) => [keyOf(s.metadata.namespace, s.metadata.name), s]));
-  const entries: TickEntry[] = [];
   const sorted = [...checks].sort((a, b) =>
     keyOf(a.metadata.namespace, a.metadata.name).localeCompare(keyOf(b.metadata.namespace, b.metadata.name)),
   );
+  // Decided from the lists, in order; the due ones are claimed and sent below, their entries put in place.
+  const entries: Array<TickEntry | undefined> = [];
+  const due: Array<DueCheck & { at: number }> = [];
   for (const check of sorted) {
     const { namespace, name } = check.metadata;
     const ref = keyOf(namespace, name);
@@ -118,36 +134,18 @@ export async function runTick(
       entries.push({ check: ref, decision: first, result: 'not-due' });
       continue;
     }
-    const claimed = await claimDispatch(deps, {
-      namespace,
-      name,
-      target,
-      listed,
-      decide,
-      maxAttempts,
-      identity: cfg.identity,
-    });
-    if (claimed.kind === 'lost') {
-      entries.push({
-        check: ref,
-        decision: claimed.decision,
-        result: 'lost',
-        ...(claimed.ref ? { ref: claimed.ref } : {}),
-      });
-      continue;
-    }
-    const decision = claimed.decision;
-    try {
-      await deps.dispatcher.dispatch(target, claimed.claim.ref);
-      log.info('dispatched', { check: ref, ref: claimed.claim.ref, reason: decision.reason });
-      entries.push({ check: ref, decision, result: 'dispatched', ref: claimed.claim.ref });
-    } catch (error) {
-      const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
-      log.error('dispatch failed', { check: ref, ref: claimed.claim.ref, error: message });
-      await releaseClaim(kube, namespace, name, claimed.claim).catch(() => undefined);
-      entries.push({ check: ref, decision, result: 'failed', ref: claimed.claim.ref, error: message });
-    }
+    due.push({ label: ref, target, listed, decide, at: entries.length });
+    entries.push(undefined);
   }
+  const sent = await dispatchDue(deps, due, {
+    identity: cfg.identity,
+    maxAttempts,
+    batchSize: cfg.batchSize ?? 1,
+    concurrency: cfg.concurrency ?? DEFAULT_TICK_CONCURRENCY,
+  });
+  sent.forEach((entry, i) => {
+    entries[due[i]!.at] = entry;
+  });
   const jobStates = {
     jobs,
     states: stateByKey,
@@ -156,61 +154,12 @@ export async function runTick(
     maxAttempts,
     takeOver: cfg.takeOver,
   };
-  entries.push(...(await dispatchDueJobs(deps, jobStates)));
-  if (kube.healthChecks)
-    entries.push(
-      ...(await dispatchDueHealthChecks(
+  const jobEntries = await dispatchDueJobs(deps, jobStates);
+  const healthCheckEntries = kube.healthChecks
+    ? await dispatchDueHealthChecks(
         { ...deps, api: kube.healthChecks },
         { healthChecks, identity: cfg.identity, timings, maxAttempts, takeOver: cfg.takeOver },
-      )),
-    );
-  return entries;
-}
-
-type ClaimResult =
-  | { kind: 'claimed'; claim: DispatchClaim; decision: DueDecision }
-  | { kind: 'lost'; decision: DueDecision; ref?: string };
-
-/**
- * Takes the dispatch claim with a compare-and-swap, starting from the listed khstate (no read before the
- * first write); after a conflict it re-reads, and the claim another tick wrote makes the check not due.
- */
-async function claimDispatch(
-  deps: { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log },
-  c: {
-    namespace: string;
-    name: string;
-    target: CheckRef;
-    listed: KhState | null;
-    decide: (state: KhState | null) => DueDecision;
-    maxAttempts: number;
-    identity: string;
-  },
-): Promise<ClaimResult> {
-  try {
-    return await updateKhStateWithRetry<ClaimResult>(deps.kube, c, {
-      writer: 'dispatch',
-      maxAttempts: c.maxAttempts,
-      log: deps.log,
-      initial: c.listed,
-      decide: (state) => {
-        const decision = c.decide(state);
-        if (!decision.due) return done({ kind: 'lost', decision, ref: readDispatchClaim(state)?.ref });
-        const nowMs = deps.clock.nowMs();
-        const claim: DispatchClaim = {
-          atMs: nowMs,
-          ref: deps.dispatcher.refFor(c.target, nowMs),
-          by: c.identity,
-        };
-        const base = state ?? newKhState(c.name, c.namespace);
-        return write(withDispatchClaim(base, claim), () => ({ kind: 'claimed', claim, decision }));
-      },
-    });
-  } catch (error) {
-    if (!(error instanceof RetriesExhausted)) throw error;
-    deps.log.warn('dispatch claim kept conflicting; left for the next tick', {
-      check: `${c.namespace}/${c.name}`,
-    });
-    return { kind: 'lost', decision: c.decide(c.listed) };
-  }
+      )
+    : [];
+  return [...entries.filter((e) => e !== undefined), ...jobEntries, ...healthCheckEntries];
 }

@@ -1,0 +1,40 @@
+/**
+ * Runs tasks with at most `max` in flight; the rest wait in order. A task marked `first` goes ahead of the
+ * waiting ones (the tick sends a batch whose claims are done before claiming the next batches' checks, so
+ * its runner starts early). A task's rejection is its caller's: it frees its slot like a success.
+ *
+ * Only leaf work takes a slot (one API request, or a short fixed sequence of them): a task that awaited
+ * other limited tasks while holding a slot could wait forever once every slot is held that way.
+ */
+export interface Limiter {
+  <T>(task: () => Promise<T>, opts?: { first?: boolean }): Promise<T>;
+  /** Tasks running now (for tests and logs). */
+  readonly active: number;
+}
+
+export function limiter(max: number): Limiter {
+  if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`limiter: max must be ≥ 1, got ${max}`);
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  // A finished task hands its slot straight to the next waiter, so a caller arriving in between cannot
+  // take it too and exceed max.
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else active--;
+  };
+  const run = async <T>(task: () => Promise<T>, opts?: { first?: boolean }): Promise<T> => {
+    if (active < max) active++;
+    else
+      await new Promise<void>((resolve) => {
+        if (opts?.first) waiting.unshift(resolve);
+        else waiting.push(resolve);
+      });
+    try {
+      return await task();
+    } finally {
+      release();
+    }
+  };
+  return Object.defineProperty(run, 'active', { get: () => active }) as Limiter;
+}
