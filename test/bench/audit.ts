@@ -1,9 +1,12 @@
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 
 interface AuditEvent {
   stage?: string;
   verb?: string;
   user?: { username?: string };
+  userAgent?: string;
   objectRef?: { resource?: string; subresource?: string };
   requestReceivedTimestamp?: string;
 }
@@ -12,6 +15,8 @@ interface AuditEvent {
 export interface RequestCount {
   total: number;
   byVerbResource: Record<string, number>;
+  /** khstate writes by the loop that made them (user agent `khrun/<loop>`, lib/kube/kube-port.ts). */
+  byLoop: Record<string, number>;
   /** When the first counted request reached the server (epoch ms, microsecond source truncated). */
   firstAtMs?: number;
 }
@@ -27,9 +32,15 @@ export async function countRequests(
   fromMs: number,
   toMs: number,
 ): Promise<RequestCount> {
-  const text = await readFile(auditLogPath, 'utf8').catch(() => '');
-  const count: RequestCount = { total: 0, byVerbResource: {} };
-  for (const line of text.split('\n')) {
+  const count: RequestCount = { total: 0, byVerbResource: {}, byLoop: {} };
+  // Streamed: a full benchmark's log grows past what one string may hold.
+  const input = createReadStream(auditLogPath, 'utf8');
+  const opened = await new Promise<boolean>((resolve) => {
+    input.once('open', () => resolve(true));
+    input.once('error', () => resolve(false));
+  });
+  if (!opened) return count;
+  for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
     if (!line.includes(username)) continue;
     let event: AuditEvent;
     try {
@@ -47,6 +58,8 @@ export async function countRequests(
     const key = `${event.verb} ${resource}`;
     count.byVerbResource[key] = (count.byVerbResource[key] ?? 0) + 1;
     count.total++;
+    const loop = /^khrun\/([a-z-]+)/.exec(event.userAgent ?? '')?.[1];
+    if (loop) count.byLoop[loop] = (count.byLoop[loop] ?? 0) + 1;
     if (count.firstAtMs === undefined || at < count.firstAtMs) count.firstAtMs = at;
   }
   return count;
@@ -66,8 +79,7 @@ export async function waitForAuditFlush(
   await retryWithBackoff(
     'the audit log to catch up',
     async () => {
-      const text = await readFile(auditLogPath, 'utf8').catch(() => '');
-      const lines = text.split('\n');
+      const lines = (await tail(auditLogPath, 4 << 20)).split('\n');
       for (let i = lines.length - 1; i >= 0 && i > lines.length - 2000; i--) {
         const line = lines[i] ?? '';
         if (!line.includes(username)) continue;
@@ -78,4 +90,19 @@ export async function waitForAuditFlush(
     },
     { initialMs: 100, maxMs: 500, deadlineEpochMs: Date.now() + timeoutMs },
   );
+}
+
+/** The last bytes of a file as text (empty when it does not exist yet). */
+async function tail(path: string, bytes: number): Promise<string> {
+  const file = await open(path, 'r').catch(() => undefined);
+  if (!file) return '';
+  try {
+    const { size } = await file.stat();
+    const start = Math.max(0, size - bytes);
+    const buffer = Buffer.alloc(size - start);
+    await file.read(buffer, 0, buffer.length, start);
+    return buffer.toString('utf8');
+  } finally {
+    await file.close();
+  }
 }

@@ -1,0 +1,129 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BenchCluster } from './bench-cluster.ts';
+import { goCheckerBinary } from './go-checker.ts';
+import { type LambdaCase, measureLambdaCost } from './lambda-cost.ts';
+import { type LongCheckFigure, startLongCheck } from './long-check.ts';
+import { type ExitedProcess, measureScale, type ScaleFigure } from './scale.ts';
+import { declareNodeRoom, deployForScale } from './scale-setup.ts';
+import { fmtMs } from './stats.ts';
+import { measureSteadyState } from './steady-state.ts';
+
+// The sections about many checks and about money: scale, steady state, a long check's API requests, and
+// Lambda cost. Sizes per mode here; quick mode (CI) keeps each to seconds.
+
+export interface FleetContext {
+  bench: BenchCluster;
+  quick: boolean;
+  dist: string;
+  cacheDir: string;
+  processes: () => ExitedProcess[];
+  log: (line: string) => void;
+}
+
+/** A Node runner's peak RSS (MiB, measured before batching): sizes whose runners would not fit are left out. */
+const NODE_RUNNER_MIB = 93;
+/** What the benchmark lets concurrent runner processes take of this machine's memory. */
+const RUNNER_MEMORY_BUDGET_MIB = 12 * 1024;
+
+/** infra/deploy applied once (through the overlay), and the tick's kubeconfig. */
+async function deployed(ctx: FleetContext): Promise<{ tickKubeconfig: string; tickUser: string }> {
+  await deployForScale(ctx.bench.cluster.kubeconfigPath, ctx.cacheDir, ctx.dist);
+  const tickSa = await ctx.bench.serviceAccountKubeConfig('kuberhealthy', 'khrun-tick');
+  const tickKubeconfig = join(ctx.bench.cluster.dir, 'bench-tick.kubeconfig');
+  await writeFile(tickKubeconfig, tickSa.kc.exportConfig(), { mode: 0o600 });
+  return { tickKubeconfig, tickUser: tickSa.username };
+}
+
+export async function scaleSection(ctx: FleetContext) {
+  const plan = ctx.quick
+    ? [{ n: 20, batchSize: 25 }]
+    : [
+        { n: 100, batchSize: 1 },
+        { n: 100, batchSize: 25 },
+        { n: 500, batchSize: 25 },
+        { n: 1000, batchSize: 25 },
+        { n: 2000, batchSize: 25 },
+      ];
+  const goChecker = await goCheckerBinary(ctx.cacheDir);
+  const { tickKubeconfig, tickUser } = await deployed(ctx);
+  const room = await declareNodeRoom(ctx.bench.cluster.kubeConfig, Math.max(...plan.map((p) => p.n)) + 500);
+  const figures: ScaleFigure[] = [];
+  const notes: string[] = [];
+  for (const { n, batchSize } of plan) {
+    // What the last size showed: runner Jobs per check. A tick that does not batch makes one per check.
+    const last = figures.findLast((f) => f.batchSize === batchSize);
+    const jobsPerCheck = last ? last.runnerJobs / last.checks : 1 / batchSize;
+    if (n * jobsPerCheck * NODE_RUNNER_MIB > RUNNER_MEMORY_BUDGET_MIB) {
+      notes.push(
+        `${n} checks at batch size ${batchSize} left out: the tick made ${last?.runnerJobs} runner Jobs for ${last?.checks} checks, and ${Math.round(n * jobsPerCheck)} runner processes of about ${NODE_RUNNER_MIB} MiB would not fit this machine.`,
+      );
+      continue;
+    }
+    ctx.log(`  ${n} due checks, batch size ${batchSize}`);
+    const f = await measureScale(ctx.bench, {
+      n,
+      batchSize,
+      dist: ctx.dist,
+      checkerCommand: [goChecker],
+      tickKubeconfig,
+      tickUser,
+      runnerUser: 'system:serviceaccount:kuberhealthy:khrun-runner',
+      processes: ctx.processes,
+      log: ctx.log,
+    });
+    figures.push(f);
+    ctx.log(
+      `    tick ${fmtMs(f.tickMs)}, all recorded ${fmtMs(f.allRecordedMs)}, ${f.runnerJobs} runner Jobs`,
+    );
+  }
+  return {
+    how: `one khrun tick (the bundle, spawned, as the khrun-tick ServiceAccount of infra/deploy applied through an overlay that only makes the image a local command; KHRUN_BATCH_SIZE as given) over N due khchecks through the real tick → Job path: the Job controller and scheduler place the runner pods, the process kubelet runs every runner and checker as a process on the same machine. The checker is a program built on Kuberhealthy v2.7.1's Go checkclient that reports success at once (a few MiB where a Node checker takes about 40). The one node declares room for ${room.pods} pods and ${room.cpu} CPUs (a cluster that runs this many checks has many nodes; the local node's real-kubelet default is 110 pods, and the runner's 50m CPU request fits 40 times on 2 CPUs). Peak RSS from each process's own maxRSS at exit; requests of the tick's and the runner's ServiceAccounts from the audit log, tick spawn to the last runner Job's end; n=1 per row`,
+    notes,
+    figures,
+  };
+}
+
+export async function steadyStateSection(ctx: FleetContext) {
+  const goChecker = await goCheckerBinary(ctx.cacheDir);
+  const { tickKubeconfig } = await deployed(ctx);
+  await declareNodeRoom(ctx.bench.cluster.kubeConfig, 2500);
+  return measureSteadyState(ctx.bench, {
+    n: 1000,
+    runIntervalSeconds: 120,
+    tickPeriodSeconds: 30,
+    ticks: 16,
+    dist: ctx.dist,
+    checkerCommand: [goChecker],
+    tickKubeconfig,
+    processes: ctx.processes,
+    log: ctx.log,
+  });
+}
+
+/** Started at the beginning and collected later: the run only waits, so other sections run meanwhile. */
+export async function startLongCheckSection(ctx: FleetContext): Promise<() => Promise<LongCheckFigure>> {
+  return startLongCheck(ctx.bench, {
+    checkSeconds: ctx.quick ? 20 : 600,
+    dist: ctx.dist,
+    goChecker: await goCheckerBinary(ctx.cacheDir),
+  });
+}
+
+export async function lambdaSection(ctx: FleetContext) {
+  const cases: LambdaCase[] = ctx.quick
+    ? [
+        { checkSeconds: 1, batch: 1, invocations: 3 },
+        { checkSeconds: 1, batch: 5, invocations: 1 },
+      ]
+    : [
+        { checkSeconds: 1, batch: 1, invocations: 20 },
+        { checkSeconds: 1, batch: 25, invocations: 5 },
+        { checkSeconds: 60, batch: 1, invocations: 3 },
+        { checkSeconds: 60, batch: 25, invocations: 2 },
+      ];
+  return measureLambdaCost(ctx.bench, cases, {
+    dist: ctx.dist,
+    goChecker: await goCheckerBinary(ctx.cacheDir),
+  });
+}

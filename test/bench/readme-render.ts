@@ -1,0 +1,282 @@
+import type { LambdaCostResult } from './lambda-cost.ts';
+import type { LongCheckFigure } from './long-check.ts';
+import type { ScaleFigure } from './scale.ts';
+import { fmtMs, P95_MIN_SAMPLES, type Summary } from './stats.ts';
+import type { SteadyStateFigure } from './steady-state.ts';
+
+// README's Performance section, rendered from bench/results.json alone (pure): every figure in it comes
+// from the file, with how it was measured and n; nothing is typed in by hand. A figure the file lacks is
+// left out, never filled in.
+
+// biome-ignore lint/suspicious/noExplicitAny: results.json is read section by section; each is checked where used.
+type Results = Record<string, any>;
+
+/** Text for a table cell: no pipes, no angle brackets that Markdown would take for HTML. */
+const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+const num = (x: number | undefined, digits = 0) =>
+  x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits);
+
+/** The cells median | p95 | min | max; p95 only from P95_MIN_SAMPLES samples up. */
+function cells(s: Summary | undefined, f: (x: number | undefined) => string = fmtMs): string {
+  if (!s) return '– | – | – | –';
+  const p95 = s.n >= P95_MIN_SAMPLES ? f(s.p95) : '–';
+  return `${f(s.median)} | ${p95} | ${f(s.min)} | ${f(s.max)}`;
+}
+
+const row = (figure: string, how: string, s: Summary | undefined, f?: (x: number | undefined) => string) =>
+  s ? `| ${cell(figure)} | ${cell(how)} | ${s.n} | ${cells(s, f)} |` : undefined;
+
+const TABLE_HEAD = ['| figure | how | n | median | p95 | min | max |', '|---|---|---:|---:|---:|---:|---:|'];
+
+function table(rows: Array<string | undefined>): string[] {
+  const present = rows.filter((r): r is string => r !== undefined);
+  return present.length ? [...TABLE_HEAD, ...present] : [];
+}
+
+function runCost(r: Results): string[] {
+  const bundle = r.cliStart?.entries?.[0];
+  const others = (r.cliStart?.entries ?? []).slice(1) as Array<{
+    name: string;
+    exitMs: Summary;
+    firstRequestMs: Summary;
+  }>;
+  const o = r.overhead ?? {};
+  const rows = table([
+    row(
+      '**`khrun run` of a check that reports at once: spawn to exit**',
+      `real invocation: ${bundle?.name ?? 'the bundle'}, spawned`,
+      bundle?.exitMs,
+    ),
+    row(
+      '  spawn to its first API request',
+      'real invocation; the API server audit log',
+      bundle?.firstRequestMs,
+    ),
+    ...others.map((e) => row(`  started as ${e.name}: spawn to exit`, 'real invocation', e.exitMs)),
+    row(
+      'one iteration: invocation to recorded outcome',
+      'in-process (the runner code in the benchmark process, warm): no Node start-up',
+      o.totalMs,
+    ),
+    row(
+      '  of which the checker process (container start to exit)',
+      'in-process; the process kubelet',
+      o.checkerMs,
+    ),
+    row(
+      "  khrun's own overhead (less the checker and the local kubelet's pod start)",
+      'in-process',
+      o.khrunOwnMs,
+    ),
+    row('API requests per iteration', "in-process; the runner's ServiceAccount, audit log", o.requests, (x) =>
+      num(x),
+    ),
+  ]);
+  if (!rows.length) return [];
+  const lines = ['### One run', '', ...rows, ''];
+  if (o.requestsByVerb)
+    lines.push(
+      `Requests of the last in-process iteration: ${Object.entries(o.requestsByVerb as Record<string, number>)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}.`,
+      '',
+    );
+  if (r.cliStart?.how) lines.push(`Real invocations: ${r.cliStart.how}.`, '');
+  return lines;
+}
+
+function phases(r: Results): string[] {
+  const o = r.overhead;
+  if (!o) return [];
+  const how = 'in-process';
+  const rows = table([
+    row('claim (read khcheck, compare-and-swap khstate)', how, o.claimMs),
+    row('clear earlier pods and create the pod', how, o.podCreateMs),
+    row('pod created to Running (the local process kubelet, not khrun)', how, o.podStartMs),
+    row('report POST to noticed by the runner', how, o.reportToNoticedMs),
+    row('container exit to noticed', how, o.exitToNoticedMs),
+    row('record the outcome', how, o.recordMs),
+  ]);
+  return rows.length ? ['Phases of the in-process iteration:', '', ...rows, ''] : [];
+}
+
+function polling(r: Results): string[] {
+  const p = r.pollingBaseline;
+  if (!p) return [];
+  return [
+    "A model, not Kuberhealthy: the same iteration driven by fixed 5 s polls as v2.7.1's external checker",
+    'waits (test/bench/polling-baseline.ts), in-process:',
+    '',
+    ...table([
+      row('model: polling iteration, same check', 'in-process model', p.totalMs),
+      row('model: API requests per polling iteration', 'audit log', p.requests, (x) => num(x)),
+    ]),
+    '',
+  ];
+}
+
+function scale(r: Results): string[] {
+  const figures = (r.scale?.figures ?? []) as ScaleFigure[];
+  if (!figures.length) return [];
+  const lines = [
+    '### Scale: one tick over N due checks',
+    '',
+    r.scale.how ?? '',
+    '',
+    '| due checks | batch size | tick (spawn to exit) | all recorded | runner Jobs | runner pods | checker pods | tick peak RSS | runner peak RSS (median, max) | API requests per check (tick + runners) | outcomes |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const s of figures) {
+    lines.push(
+      `| ${s.checks} | ${s.batchSize} | ${fmtMs(s.tickMs)} | ${fmtMs(s.allRecordedMs)} | ${s.runnerJobs} | ${s.runnerPods} | ${s.checkerPods} | ${num(s.tickPeakRssMiB)} MiB | ${num(s.runnerPeakRssMiB?.median)} MiB, ${num(s.runnerPeakRssMiB?.max)} MiB (n=${s.runnerPeakRssMiB?.n ?? 0}) | ${num(s.requests?.perCheck, 1)} (${s.requests?.tick} + ${s.requests?.runner}) | ${Object.entries(
+        s.outcomes ?? {},
+      )
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ')} |`,
+    );
+  }
+  if (r.scale.notes?.length) lines.push('', ...r.scale.notes.map((n: string) => `- ${n}`));
+  return [...lines, ''];
+}
+
+function steady(r: Results): string[] {
+  const s = r.steadyState as SteadyStateFigure | undefined;
+  if (!s) return [];
+  const count = (x: number | undefined) => num(x);
+  const how = 'API list count after each tick, once settled';
+  return [
+    `### Objects in etcd at steady state: ${s.checks} checks every ${s.runInterval}`,
+    '',
+    `${s.how}. Finished runner Jobs were kept ${s.finishedJobTtlSeconds ?? '–'} s; ${num(s.runsPerMinute)} check runs completed a minute while settled.`,
+    '',
+    ...table([
+      row('runner Jobs', how, s.settled.runnerJobs, count),
+      row('runner pods', how, s.settled.runnerPods, count),
+      row('checker pods', how, s.settled.checkerPods, count),
+      row('khstates', how, s.settled.khstates, count),
+      row("events (the checks' namespace and kuberhealthy)", how, s.settled.events, count),
+      row(
+        'all objects the API server stores (every kind)',
+        'apiserver_storage_objects, summed',
+        s.settled.allObjects,
+        count,
+      ),
+    ]),
+    '',
+  ];
+}
+
+function longCheck(r: Results): string[] {
+  const l = r.longCheck as LongCheckFigure | undefined;
+  if (!l) return [];
+  const loops = Object.entries(l.khstateWritesByLoop ?? {})
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  return [
+    `### API requests during a ${num(l.checkSeconds / 60, l.checkSeconds < 60 ? 1 : 0)}-minute check`,
+    '',
+    `${l.requests} requests in ${fmtMs(l.runMs)} (${l.how}). khstate writes by loop: ${loops || 'none'}. By verb: ${Object.entries(
+      l.byVerbResource ?? {},
+    )
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}.`,
+    '',
+  ];
+}
+
+function lambda(r: Results): string[] {
+  const l = r.lambdaCost as LambdaCostResult | undefined;
+  if (!l) return [];
+  const gb = (x: number | undefined) => num(x, 4);
+  const lines = [
+    '### Lambda cost per run',
+    '',
+    `${l.how}. Memory: runCheck ${l.memoryMb.runCheck} MB, report ${l.memoryMb.report} MB (serverless.yml). A cold start adds the init phase once per execution environment: import of the runCheck bundle ${fmtMs(l.initMs.runCheck.median)}, of the report bundle ${fmtMs(l.initMs.report.median)} (median, n=${l.initMs.runCheck.n}).`,
+    '',
+    '| check | checks per invocation | n | runCheck duration (median, min, max) | report duration per check (median) | GB-s per invocation (median) | **GB-s per check run** (runCheck share + report) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const c of l.cases) {
+    lines.push(
+      `| reports after ${c.checkSeconds} s | ${c.batch} | ${c.runCheckMs.n} | ${fmtMs(c.runCheckMs.median)}, ${fmtMs(c.runCheckMs.min)}, ${fmtMs(c.runCheckMs.max)} | ${fmtMs(c.reportMs.median)} (n=${c.reportMs.n}) | ${gb(c.runCheckGbSeconds.median)} | **${gb(c.gbSecondsPerCheck)}** |`,
+    );
+  }
+  return [...lines, ''];
+}
+
+function other(r: Results): string[] {
+  const lines: string[] = [];
+  const bundles = (r.bundles ?? []) as Array<{ file: string; bytes: number; importMs: Summary }>;
+  if (bundles.length)
+    lines.push(
+      `Bundles, imported in a fresh Node process (spawned): ${bundles
+        .map(
+          (b) => `\`${b.file}\` ${num(b.bytes / 1024)} KiB, ${fmtMs(b.importMs.median)} (n=${b.importMs.n})`,
+        )
+        .join('; ')}.`,
+      '',
+    );
+  const m = r.serveMemory;
+  if (m?.rssMiB)
+    lines.push(
+      `\`khrun serve\` (the bundle, spawned) RSS: ${m.rssMiB.start} MiB at start, ${m.rssMiB.afterFirstBatch} MiB after the first batch, ${m.rssMiB.end} MiB at the end (peak ${m.rssMiB.peak}); ${m.runs.recorded}/${m.runs.requested} triggered runs recorded, ${m.rejectedReports.rejected}/${m.rejectedReports.sent} malformed reports rejected, ${m.apiServerRestarts} API server restarts in ${m.seconds} s (${m.how}).`,
+      '',
+    );
+  return lines;
+}
+
+function provenance(r: Results): string[] {
+  const meta = r.meta ?? {};
+  const m = meta.machine ?? {};
+  const v = meta.versions ?? {};
+  const lines = [
+    `Measured on ${m.os ?? '?'}, ${m.cores ?? '?'} cores (${m.cpu ?? '?'}), ${m.memoryGiB ?? '?'} GiB, Node ${v.node ?? '?'}, Kubernetes ${v.kubernetes ?? '?'}, etcd ${v.etcd ?? '?'}: a ${meta.mode ?? '?'} run on ${String(meta.date ?? '?').slice(0, 10)}${meta.build ? ` of ${String(meta.build.commit).slice(0, 12)}${meta.build.dirty ? ' (working tree changed)' : ''}` : ''}.`,
+  ];
+  for (const u of meta.updates ?? [])
+    lines.push(
+      `Measured again on ${String(u.date).slice(0, 16).replace('T', ' ')} UTC (${u.mode}${u.build ? `, ${String(u.build.commit).slice(0, 12)}${u.build.dirty ? ' + changes' : ''}` : ''}${u.seconds ? `, ${Math.round(u.seconds / 60)} min` : ''}): ${u.sections.join(', ')}.`,
+    );
+  return [...lines.map((l) => `- ${l}`), ''];
+}
+
+/** The Performance section's body (between its markers), from results.json's content. */
+export function renderPerformance(r: Results, extra: Array<(r: Results) => string[]> = []): string {
+  return [
+    '`npm run bench` measures against the local cluster (real kube-apiserver, etcd, controller manager and',
+    'scheduler; pods are processes of the process kubelet) and writes `bench/results.json`; it builds the bundles',
+    'it measures first (`.khrun/bench-dist`) and records the build. `npm run bench -- --quick` (CI) measures',
+    'fewer samples and one small scale size into `bench/results-quick.json`; `--only SECTION,...` measures',
+    'some sections again; `--readme-only` rewrites this section from `bench/results.json` without measuring.',
+    'This section is generated from `bench/results.json` (test/bench/readme-render.ts); do not edit it by hand.',
+    'API requests are counted at the API server (its audit log) by the ServiceAccount of the actor named;',
+    'watch events are not requests. p95 is given only from 20 samples up (–).',
+    '',
+    ...provenance(r),
+    ...runCost(r),
+    ...phases(r),
+    ...polling(r),
+    ...extra.flatMap((f) => f(r)),
+    ...scale(r),
+    ...steady(r),
+    ...longCheck(r),
+    ...lambda(r),
+    ...other(r),
+  ]
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd();
+}
+
+export const BEGIN =
+  '<!-- bench:begin (written by `npm run bench` from bench/results.json; do not edit by hand) -->';
+export const END = '<!-- bench:end -->';
+
+/** README with the text between the markers replaced; the markers must be there, once each. */
+export function replaceBetweenMarkers(readme: string, body: string): string {
+  const a = readme.indexOf(BEGIN);
+  const b = readme.indexOf(END);
+  if (a < 0 || b < a || readme.indexOf(BEGIN, a + 1) >= 0)
+    throw new Error(`README.md must hold ${BEGIN} and then ${END}, once each`);
+  return `${readme.slice(0, a + BEGIN.length)}\n${body}\n${readme.slice(b)}`;
+}

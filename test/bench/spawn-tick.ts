@@ -1,0 +1,24 @@
+import { join } from 'node:path';
+import { PRELOAD } from './scale-setup.ts';
+import { spawnToExit } from './spawn-khrun.ts';
+
+/**
+ * `khrun tick` over one namespace, the bundle spawned with the peak-memory preload, Jobs into kuberhealthy
+ * (as the tick CronJob runs it); env adds KUBECONFIG and any setting (KHRUN_BATCH_SIZE).
+ */
+export function spawnTick(dist: string, namespace: string, env: Record<string, string>) {
+  return spawnToExit(
+    [
+      process.execPath,
+      '--import',
+      PRELOAD,
+      join(dist, 'khrun.mjs'),
+      'tick',
+      '--namespaces',
+      namespace,
+      '--job-namespace',
+      'kuberhealthy',
+    ],
+    { KHRUN_FIRST_RUN_JITTER: '0s', ...env },
+  );
+}

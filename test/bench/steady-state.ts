@@ -1,0 +1,155 @@
+import { type RequestOptions, request } from 'node:https';
+import { setTimeout as delay } from 'node:timers/promises';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../lib/state/resources.ts';
+import type { BenchCluster } from './bench-cluster.ts';
+import { createCommandChecks } from './command-check.ts';
+import type { ExitedProcess } from './scale.ts';
+import { scaleNamespace } from './scale-setup.ts';
+import { spawnTick } from './spawn-tick.ts';
+import { type Summary, summarize } from './stats.ts';
+
+/** Objects of one kind in etcd at one moment (API list counts). */
+export interface ObjectCounts {
+  runnerJobs: number;
+  runnerPods: number;
+  checkerPods: number;
+  khstates: number;
+  events: number;
+  /** Every object the API server stores, all kinds (apiserver_storage_objects, summed; refreshed each minute). */
+  allObjects: number;
+}
+
+export interface SteadyStateFigure {
+  how: string;
+  checks: number;
+  runInterval: string;
+  /** ttlSecondsAfterFinished the tick gave the runner Jobs (lib/schedule/job-retention.ts). */
+  finishedJobTtlSeconds: number | undefined;
+  tickPeriodSeconds: number;
+  ticks: number;
+  /** Counts sampled after each tick once settled (after one interval plus the Job TTL). */
+  settled: Record<keyof ObjectCounts, Summary>;
+  /** Check runs completed per minute while settled (checker processes that exited). */
+  runsPerMinute: number;
+}
+
+async function storedObjects(bench: BenchCluster): Promise<number> {
+  const kc = bench.cluster.kubeConfig;
+  const url = new URL('/metrics', kc.getCurrentCluster()?.server ?? '');
+  const options: RequestOptions = { method: 'GET' };
+  await kc.applyToHTTPSOptions(options);
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = request(url, options, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+      });
+      res.on('end', () => resolve(body));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+  let total = 0;
+  for (const m of text.matchAll(/^apiserver_storage_objects\{[^}]*\} (\S+)$/gm)) total += Number(m[1]);
+  return total;
+}
+
+async function countObjects(bench: BenchCluster, namespace: string): Promise<ObjectCounts> {
+  const kc = bench.cluster.kubeConfig;
+  const core = kc.makeApiClient(CoreV1Api);
+  const [jobs, runnerPods, checkerPods, states, events, checkerEvents] = await Promise.all([
+    kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'kuberhealthy' }),
+    core.listNamespacedPod({ namespace: 'kuberhealthy', labelSelector: 'batch.kubernetes.io/job-name' }),
+    core.listNamespacedPod({ namespace }),
+    kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+      group: KH_GROUP,
+      version: KH_VERSION,
+      plural: KHSTATE_PLURAL,
+      namespace,
+    }) as Promise<{ items: unknown[] }>,
+    core.listNamespacedEvent({ namespace: 'kuberhealthy' }),
+    core.listNamespacedEvent({ namespace }),
+  ]);
+  return {
+    runnerJobs: jobs.items.length,
+    runnerPods: runnerPods.items.length,
+    checkerPods: checkerPods.items.length,
+    khstates: states.items.length,
+    events: events.items.length + checkerEvents.items.length,
+    allObjects: await storedObjects(bench),
+  };
+}
+
+/**
+ * n checks on a short interval, the tick (the bundle, spawned, as khrun-tick, its default batch size) run
+ * every tickPeriod for `ticks` periods; after each tick the objects are counted. The samples taken once the
+ * first runs' Jobs could have been collected (one interval plus the Job TTL) are the steady state.
+ */
+export async function measureSteadyState(
+  bench: BenchCluster,
+  opts: {
+    n: number;
+    runIntervalSeconds: number;
+    tickPeriodSeconds: number;
+    ticks: number;
+    dist: string;
+    checkerCommand: string[];
+    tickKubeconfig: string;
+    processes: () => ExitedProcess[];
+    log: (line: string) => void;
+  },
+): Promise<SteadyStateFigure> {
+  const kc = bench.cluster.kubeConfig;
+  const namespace = 'steady';
+  await scaleNamespace(kc, namespace);
+  const runInterval = `${opts.runIntervalSeconds}s`;
+  await createCommandChecks(kc, namespace, opts.n, {
+    command: opts.checkerCommand,
+    runInterval,
+    timeout: '1m',
+  });
+  const t0 = Date.now();
+  const samples: Array<{ atMs: number; counts: ObjectCounts }> = [];
+  for (let i = 0; i < opts.ticks; i++) {
+    const due = t0 + i * opts.tickPeriodSeconds * 1000;
+    // The tick's schedule, as its CronJob would keep it (the benchmark's period is shorter).
+    if (due > Date.now()) await delay(due - Date.now());
+    const tick = await spawnTick(opts.dist, namespace, { KUBECONFIG: opts.tickKubeconfig });
+    if (tick.code !== 0) throw new Error(`khrun tick failed (${tick.code}):\n${tick.stderr}`);
+    const counts = await countObjects(bench, namespace);
+    samples.push({ atMs: Date.now(), counts });
+    opts.log(`    tick ${i + 1}/${opts.ticks} (${tick.ms.toFixed(0)} ms): ${JSON.stringify(counts)}`);
+  }
+  const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'kuberhealthy' });
+  const ttl = jobs.items[0]?.spec?.ttlSecondsAfterFinished;
+  const settledFromMs = t0 + (opts.runIntervalSeconds + (ttl ?? 600)) * 1000;
+  const settled = samples.filter((s) => s.atMs >= settledFromMs);
+  if (settled.length === 0)
+    throw new Error('no sample after the steady state was reached: more ticks needed');
+  const pick = (k: keyof ObjectCounts) => summarize(settled.map((s) => s.counts[k]));
+  const endMs = samples[samples.length - 1]?.atMs ?? Date.now();
+  const runs = opts
+    .processes()
+    .filter(
+      (p) => p.pod.startsWith(`${namespace}/`) && p.finishedAtMs >= settledFromMs && p.finishedAtMs <= endMs,
+    );
+  return {
+    how: `${opts.n} khchecks (runInterval ${runInterval}, a checker that reports at once: the Go checkclient program), khrun tick (the bundle, spawned, as khrun-tick, default batch size) every ${opts.tickPeriodSeconds} s for ${opts.ticks} ticks; after each tick API list counts (runner Jobs and their pods in kuberhealthy, pods, khstates and events in the checks' namespace and kuberhealthy) and apiserver_storage_objects summed over all kinds; the samples from one interval plus the Job TTL after the first tick on`,
+    checks: opts.n,
+    runInterval,
+    finishedJobTtlSeconds: ttl,
+    tickPeriodSeconds: opts.tickPeriodSeconds,
+    ticks: opts.ticks,
+    settled: {
+      runnerJobs: pick('runnerJobs'),
+      runnerPods: pick('runnerPods'),
+      checkerPods: pick('checkerPods'),
+      khstates: pick('khstates'),
+      events: pick('events'),
+      allObjects: pick('allObjects'),
+    },
+    runsPerMinute: (runs.length / Math.max(1, endMs - settledFromMs)) * 60_000,
+  };
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { BEGIN, END, renderPerformance, replaceBetweenMarkers } from '../bench/readme-render.ts';
+import { summarize } from '../bench/stats.ts';
+
+const spawned = (samples: number[]) => ({
+  entries: [{ name: 'node khrun.mjs', exitMs: summarize(samples), firstRequestMs: summarize(samples) }],
+  how: 'spawned',
+});
+
+describe("README's Performance section, rendered from results.json", () => {
+  it('shows the real invocation first, labelled, and p95 only from 20 samples up', () => {
+    const few = renderPerformance({ cliStart: spawned([1000, 1200, 1400]) });
+    const headline = few.split('\n').find((l) => l.includes('spawn to exit')) ?? '';
+    expect(headline).toMatch(/real invocation/);
+    expect(headline).toContain('| 3 | 1.20 s | – | 1.00 s | 1.40 s |');
+    const many = renderPerformance({ cliStart: spawned(Array.from({ length: 20 }, (_, i) => 1000 + i)) });
+    expect(many.split('\n').find((l) => l.includes('spawn to exit'))).toContain('| 20 | 1.01 s | 1.02 s |');
+  });
+
+  it('labels the warm iteration as in-process and leaves out what results.json lacks', () => {
+    const text = renderPerformance({ overhead: { totalMs: summarize([500, 600]) } });
+    expect(text.split('\n').find((l) => l.includes('invocation to recorded outcome'))).toMatch(/in-process/);
+    expect(text).not.toMatch(/Lambda cost|Scale|steady state/);
+  });
+
+  it('replaces only the text between the markers, and refuses a README without them', () => {
+    const readme = `# x\n\n## Performance\n\n${BEGIN}\nold table\n${END}\n\n## Next\n`;
+    const out = replaceBetweenMarkers(readme, 'new');
+    expect(out).toBe(`# x\n\n## Performance\n\n${BEGIN}\nnew\n${END}\n\n## Next\n`);
+    expect(() => replaceBetweenMarkers('# x\n', 'new')).toThrow(/must hold/);
+    expect(() => replaceBetweenMarkers(`${BEGIN}${BEGIN}${END}`, 'new')).toThrow(/once each/);
+  });
+});
