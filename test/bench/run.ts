@@ -4,7 +4,14 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot, startBenchCluster } from './bench-cluster.ts';
 import { buildForBench } from './build-for-bench.ts';
-import { type CliStartFigure, measureBundles, measureCliStart } from './cold-start.ts';
+import { measureBundles, measureCliStart } from './cold-start.ts';
+import {
+  type FleetContext,
+  lambdaSection,
+  scaleSection,
+  startLongCheckSection,
+  steadyStateSection,
+} from './fleet-sections.ts';
 import { kuberhealthyLines } from './kh-table.ts';
 import {
   type KuberhealthyFigures,
@@ -12,28 +19,61 @@ import {
   measureKuberhealthy,
 } from './kuberhealthy-baseline.ts';
 import { createBenchCheck, type IterationSample, measureIteration } from './overhead.ts';
-import { deployForScale, measureScale, type ScaleFigure } from './scale.ts';
-import { measureServeMemory, type ServeMemoryFigure } from './serve-memory.ts';
-import { fmtMs, type Summary, summarize } from './stats.ts';
+import { regenerateReadme } from './readme.ts';
+import { renderPerformance } from './readme-render.ts';
+import type { ExitedProcess } from './scale.ts';
+import { measureServeMemory } from './serve-memory.ts';
+import { summarize } from './stats.ts';
 
-// npm run bench [-- --quick] [-- --only SECTION,...]: khrun's cost per iteration, in time and API requests,
-// against the local cluster, beside a v2-style polling baseline. Prints a table and writes bench/results.json.
+// npm run bench [-- --quick] [-- --only SECTION,...] [-- --readme-only]: khrun's cost per run, in time, API
+// requests, memory and Lambda GB-seconds, against the local cluster. Writes bench/results.json, prints the
+// figures as README's Performance section and rewrites that section from bench/results.json (--readme-only:
+// only that, without measuring).
 // It builds what it measures first (into .khrun/bench-dist, never a dist/ left by an earlier build) and
 // records the build's identity. --only measures the named sections and replaces just those in the results
 // file, noting when and from which build (meta.updates). Never fails on a figure: it fails only when
 // something it measures did not work.
 
-const SECTIONS = ['overhead', 'kuberhealthy', 'cli-start', 'scale', 'serve-memory'] as const;
+const SECTIONS = [
+  'overhead',
+  'kuberhealthy',
+  'cli-start',
+  'long-check',
+  'scale',
+  'steady-state',
+  'lambda-cost',
+  'serve-memory',
+] as const;
+/** Sections that take long and run in a full benchmark only. */
+const FULL_ONLY: readonly string[] = ['steady-state'];
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'readme-only': { type: 'boolean', default: false },
+  },
 });
+if (values['readme-only']) {
+  const changed = await regenerateReadme(repoRoot);
+  process.stderr.write(`README.md Performance section ${changed ? 'rewritten' : 'already current'}\n`);
+  process.exit(0);
+}
 const quick = values.quick ?? false;
 const only = values.only?.split(',').map((s) => s.trim());
 for (const name of only ?? []) {
   if (!(SECTIONS as readonly string[]).includes(name))
     throw new Error(`--only ${name}: no such section; the sections are ${SECTIONS.join(', ')}`);
 }
-const measures = (section: (typeof SECTIONS)[number]) => !only || only.includes(section);
+const measures = (section: (typeof SECTIONS)[number]) =>
+  only ? only.includes(section) : !(quick && FULL_ONLY.includes(section));
+const startedAtMs = Date.now();
+const sectionSeconds: Record<string, number> = {};
+async function timed<T>(section: string, measure: () => Promise<T>): Promise<T> {
+  const t0 = Date.now();
+  const value = await measure();
+  sectionSeconds[section] = Math.round((Date.now() - t0) / 1000);
+  return value;
+}
 const iterations = quick ? 5 : 30;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -43,13 +83,7 @@ const build = await buildForBench(repoRoot, dist);
 log(`  ${build.commit.slice(0, 12)}${build.dirty ? ` + ${build.dirtyPaths.length} changed files` : ''}`);
 
 const containerTimes = new Map<string, { startedAtMs: number; finishedAtMs: number }>();
-const processes: Array<{
-  pod: string;
-  container: string;
-  uid: string;
-  startedAtMs: number;
-  finishedAtMs: number;
-}> = [];
+const processes: ExitedProcess[] = [];
 const bench = await startBenchCluster(
   log,
   (line, fields) => {
@@ -80,6 +114,11 @@ try {
   const cli = await bench.userKubeConfig('khrun-cli');
   await createBenchCheck(bench, 'fast');
   await createBenchCheck(bench, 'cold');
+  const cacheDir =
+    process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun');
+  const fleet: FleetContext = { bench, quick, dist, cacheDir, processes: () => processes, log };
+  // Started first and collected before serve-memory restarts the API server: it only waits meanwhile.
+  const collectLongCheck = measures('long-check') ? await startLongCheckSection(fleet) : undefined;
 
   if (measures('overhead')) {
     log(`overhead: ${iterations} iterations`);
@@ -119,35 +158,23 @@ try {
   }
 
   if (measures('scale')) {
-    const sizes = quick ? [10] : [50, 200, 500];
-    log(`scale: one tick over ${sizes.join(', ')} due checks`);
-    const cacheDir =
-      process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun');
-    const adminKubeconfig = bench.cluster.kubeconfigPath;
-    await deployForScale(bench, adminKubeconfig, cacheDir, dist);
-    const tickSa = await bench.serviceAccountKubeConfig('kuberhealthy', 'khrun-tick');
-    const tickKubeconfig = join(bench.cluster.dir, 'bench-tick.kubeconfig');
-    await writeFile(tickKubeconfig, tickSa.kc.exportConfig(), { mode: 0o600 });
-    const scale: ScaleFigure[] = [];
-    for (const n of sizes) {
-      scale.push(
-        await measureScale(
-          bench,
-          n,
-          dist,
-          {
-            tickKubeconfig,
-            tickUser: tickSa.username,
-            runnerUser: 'system:serviceaccount:kuberhealthy:khrun-runner',
-          },
-          () => processes,
-        ),
-      );
-      log(
-        `  ${n} checks: tick ${fmtMs(scale[scale.length - 1]?.tickMs ?? 0)}, all finished ${fmtMs(scale[scale.length - 1]?.allFinishedMs ?? 0)}`,
-      );
-    }
-    results.scale = scale;
+    log('scale: one tick over N due checks, through the real tick → Job path');
+    results.scale = await timed('scale', () => scaleSection(fleet));
+  }
+
+  if (measures('steady-state')) {
+    log('steady state: objects in etcd with 1,000 checks on a short interval');
+    results.steadyState = await timed('steady-state', () => steadyStateSection(fleet));
+  }
+
+  if (measures('lambda-cost')) {
+    log('Lambda cost: the runCheck and report bundles invoked in a stand-in runtime');
+    results.lambdaCost = await timed('lambda-cost', () => lambdaSection(fleet));
+  }
+
+  if (collectLongCheck) {
+    log('long check: waiting for it to end');
+    results.longCheck = await collectLongCheck();
   }
 
   // Last: it restarts the API server, which the figures above must not see.
@@ -159,6 +186,9 @@ try {
   const environment = {
     date: new Date().toISOString(),
     mode: quick ? 'quick' : 'full',
+    /** The whole run, build and cluster start included; sectionSeconds for the sections timed apart. */
+    seconds: Math.round((Date.now() - startedAtMs) / 1000),
+    sectionSeconds,
     build,
     machine: {
       os: type(),
@@ -178,66 +208,15 @@ try {
     const updates = (meta.updates ?? []).filter((u) => !u.sections.every((x) => only.includes(x)));
     results.meta = { ...meta, updates: [...updates, { sections: only, ...environment }] };
   } else results.meta = environment;
-  printTable(results);
+  process.stdout.write(`${renderPerformance(results)}\n`);
   process.stdout.write(
     `${kuberhealthyLines(results.kuberhealthy as KuberhealthyFigures | undefined).join('\n')}\n`,
   );
   await mkdir(dirname(resultsFile), { recursive: true });
   await writeFile(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`wrote ${resultsFile.slice(repoRoot.length + 1)}`);
+  if (!quick)
+    log(`README.md Performance section ${(await regenerateReadme(repoRoot)) ? 'rewritten' : 'unchanged'}`);
 } finally {
   await bench.cluster.stop();
-}
-
-function row(name: string, s: Summary | undefined, unit: 'ms' | 'n' = 'ms'): string {
-  if (!s) return `${name.padEnd(44)} -`;
-  const f = unit === 'ms' ? fmtMs : (n: number) => n.toFixed(1);
-  return `${name.padEnd(44)} ${f(s.median).padStart(9)} ${f(s.p95).padStart(9)} ${f(s.min).padStart(9)} ${f(s.max).padStart(9)}  n=${s.n}`;
-}
-
-function printTable(r: Record<string, unknown>) {
-  const o = (r.overhead ?? {}) as Record<string, Summary | undefined>;
-  const lines = [
-    `${'figure'.padEnd(44)} ${'median'.padStart(9)} ${'p95'.padStart(9)} ${'min'.padStart(9)} ${'max'.padStart(9)}`,
-    row('iteration, invocation to recorded outcome', o.totalMs),
-    row('  checker pod, container start to exit', o.checkerMs),
-    row('  overhead (total - checker)', o.overheadMs),
-    row("  overhead less the local kubelet's pod start", o.khrunOwnMs),
-    row('  claim (read khcheck, CAS khstate)', o.claimMs),
-    row('  clear earlier pods + create pod', o.podCreateMs),
-    row('  pod created to Running (local kubelet)', o.podStartMs),
-    row('  report POST to noticed by the runner', o.reportToNoticedMs),
-    row('  container exit to noticed', o.exitToNoticedMs),
-    row('  record outcome', o.recordMs),
-    row('API requests per iteration (khrun)', o.requests, 'n'),
-  ];
-  for (const b of (r.bundles as Array<{ file: string; bytes: number; importMs: Summary }>) ?? []) {
-    lines.push(row(`bundle ${b.file} (${(b.bytes / 1024).toFixed(0)} KiB) import`, b.importMs));
-  }
-  const c = r.cliStart as { entries: CliStartFigure[] } | undefined;
-  for (const e of c?.entries ?? []) {
-    lines.push(`khrun run started as: ${e.name}`);
-    lines.push(row('  spawn to first API request', e.firstRequestMs));
-    lines.push(row('  spawn to exit (a check that reports at once)', e.exitMs));
-  }
-  lines.push('');
-  lines.push(
-    'scale: one khrun tick, dispatching a Job per due check (runner pods and checker pods are local processes)',
-  );
-  lines.push(
-    'checks  tick      all done   tick RSS  runner RSS (med)  runner proc (med)  checker proc (med)  API req/check  outcomes',
-  );
-  for (const s of (r.scale as ScaleFigure[]) ?? []) {
-    lines.push(
-      `${String(s.checks).padEnd(7)} ${fmtMs(s.tickMs).padEnd(9)} ${fmtMs(s.allFinishedMs).padEnd(10)} ${`${s.tickPeakRssMiB.toFixed(0)} MiB`.padEnd(9)} ${`${s.runnerPeakRssMiB.median.toFixed(0)} MiB`.padEnd(17)} ${fmtMs(s.runnerProcessMs.median).padEnd(18)} ${fmtMs(s.checkerProcessMs.median).padEnd(19)} ${s.requestsPerCheck.toFixed(1).padEnd(14)} ${JSON.stringify(s.outcomes)}`,
-    );
-  }
-  const m = r.serveMemory as ServeMemoryFigure | undefined;
-  if (m) {
-    lines.push('');
-    lines.push(
-      `khrun serve RSS: ${m.rssMiB.start} MiB at start, ${m.rssMiB.afterFirstBatch} after the first batch, ${m.rssMiB.end} at the end (peak ${m.rssMiB.peak}); ${m.runs.recorded}/${m.runs.requested} triggered runs recorded, ${m.rejectedReports.rejected}/${m.rejectedReports.sent} malformed reports rejected, ${m.apiServerRestarts} API server restarts, ${m.seconds} s`,
-    );
-  }
-  process.stdout.write(`${lines.join('\n')}\n`);
 }
