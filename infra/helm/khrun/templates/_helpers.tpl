@@ -76,8 +76,8 @@ namespaces, hostPath volumes or privileged containers. */}}
 
 {{/* CEL validations: the pod spec variables.pod is the khrun-runner PodTemplate's (variables.template) as
 the tick and sync copy it (lib/schedule/run-job.ts): the same containers with CHECK_NAME (a khjob's:
-KHJOB_NAME, a HealthCheck's: HEALTHCHECK_NAME) and CHECK_NAMESPACE added to the environment, run as
-khrun-runner. Anything else would run the runner's image as another identity, or another program as the
+KHJOB_NAME, a HealthCheck's: HEALTHCHECK_NAME) and CHECK_NAMESPACE added to the environment, or a batch's
+KHRUN_BATCH (the khchecks it runs; lib/schedule/batch-job.ts) instead, run as khrun-runner. Anything else would run the runner's image as another identity, or another program as the
 runner. */}}
 {{- define "khrun.runsRunnerTemplate" -}}
 - expression: |-
@@ -90,12 +90,13 @@ runner. */}}
          && (has(c.volumeMounts) ? c.volumeMounts : []) == (has(t.volumeMounts) ? t.volumeMounts : [])
          && has(c.securityContext) == has(t.securityContext)
          && (!has(c.securityContext) || c.securityContext == t.securityContext)
-         && (has(c.env) ? c.env.filter(e, !(e.name in ['CHECK_NAME', 'KHJOB_NAME', 'HEALTHCHECK_NAME', 'CHECK_NAMESPACE'])) : [])
-            == (has(t.env) ? t.env.filter(e, !(e.name in ['CHECK_NAME', 'KHJOB_NAME', 'HEALTHCHECK_NAME', 'CHECK_NAMESPACE'])) : [])))
+         && (has(c.env) ? c.env.filter(e, !(e.name in ['CHECK_NAME', 'KHJOB_NAME', 'HEALTHCHECK_NAME', 'CHECK_NAMESPACE', 'KHRUN_BATCH'])) : [])
+            == (has(t.env) ? t.env.filter(e, !(e.name in ['CHECK_NAME', 'KHJOB_NAME', 'HEALTHCHECK_NAME', 'CHECK_NAMESPACE', 'KHRUN_BATCH'])) : [])))
   reason: Forbidden
   message: >-
     the runner's containers are the khrun-runner PodTemplate's (images, commands, arguments, environment,
-    mounts, security contexts); only CHECK_NAME (KHJOB_NAME, HEALTHCHECK_NAME) and CHECK_NAMESPACE are added
+    mounts, security contexts); only CHECK_NAME (KHJOB_NAME, HEALTHCHECK_NAME) and CHECK_NAMESPACE, or
+    KHRUN_BATCH, are added
 - expression: |-
     (has(variables.pod.initContainers) ? variables.pod.initContainers : [])
       == (has(variables.template.initContainers) ? variables.template.initContainers : [])
