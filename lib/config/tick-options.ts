@@ -1,4 +1,5 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { MAX_BATCH_CHECKS } from '../batch/batch-entry.ts';
 import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import { DEFAULT_BATCH_SIZE, DEFAULT_TICK_CONCURRENCY } from '../schedule/dispatch-due.ts';
@@ -35,11 +36,9 @@ interface TickSettings {
 }
 
 /**
- * Bounds: a batch's checks are listed in its Job's environment and annotation (and a Lambda event), which
- * stay far below Kubernetes' 256 KiB annotation limit and Lambda's async payload limit at 500; more than
- * 256 requests in flight only queue in the API server's flow control.
+ * Bounds: a batch is at most what one runner invocation takes (MAX_BATCH_CHECKS, lib/batch); more than 256
+ * requests in flight only queue in the API server's flow control.
  */
-const MAX_BATCH_SIZE = 500;
 const MAX_TICK_CONCURRENCY = 256;
 
 function tickSettings(input: ConfigInput<Flags>): TickSettings {
@@ -57,7 +56,7 @@ function tickSettings(input: ConfigInput<Flags>): TickSettings {
     },
     batchSize: wholeInRange(setting(input, { flags: ['batch-size'], env: ['KHRUN_BATCH_SIZE'] }), {
       min: 1,
-      max: MAX_BATCH_SIZE,
+      max: MAX_BATCH_CHECKS,
       defaultValue: DEFAULT_BATCH_SIZE,
       meaning: 'it is the most checks one runner Job or Lambda invocation runs (1: one per check)',
     }),

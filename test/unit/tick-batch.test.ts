@@ -394,10 +394,10 @@ describe('tick options: batch size and concurrency', () => {
   it.each([
     [
       { KHRUN_BATCH_SIZE: '0' },
-      /^KHRUN_BATCH_SIZE="0": must be a whole number from 1 to 500; it is the most checks/,
+      /^KHRUN_BATCH_SIZE="0": must be a whole number from 1 to 200; it is the most checks/,
     ],
     [{ KHRUN_BATCH_SIZE: '2.5' }, /^KHRUN_BATCH_SIZE="2.5": must be a whole number/],
-    [{ KHRUN_BATCH_SIZE: '501' }, /from 1 to 500/],
+    [{ KHRUN_BATCH_SIZE: '201' }, /from 1 to 200/],
     [
       { KHRUN_TICK_CONCURRENCY: 'many' },
       /^KHRUN_TICK_CONCURRENCY="many": must be a whole number from 1 to 256;.*default \(32\)/,
