@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { CHECK_KINDS, type CheckKind, INSTANT_KINDS } from './kh-checks.ts';
+import { CHECK_KINDS, type CheckKind } from './kh-checks.ts';
 import type { CheckSet } from './kh-phase.ts';
 import type { SeenRun } from './kh-run-watch.ts';
 import { pidOf, sampleRss } from './proc-rss.ts';
@@ -36,6 +36,8 @@ export async function runDaemonPhase(opts: {
   targets: Record<CheckKind, number>;
   timeoutMs: number;
   restMs: number;
+  /** How long the check objects must have stayed unchanged before the rest window starts. */
+  quietMs: number;
   log: (line: string) => void;
 }): Promise<DaemonPhase> {
   const { checks, targets } = opts;
@@ -70,12 +72,10 @@ export async function runDaemonPhase(opts: {
 
     opts.log(`    at rest: ${opts.restMs / 1000} s with no check due`);
     await checks.quiesce();
-    // A changed khcheck restarts v2's checks (each runs once more); wait that out before the window.
-    await delay(20_000);
-    const idle = () =>
-      INSTANT_KINDS.every((k) => checks.watch.runs(checks.namespaces[k]).every((r) => r.outcomeSeenMs));
-    await checks.watch.until(idle, 120_000, 'the last runs before the rest window');
-    await delay(15_000);
+    // A changed khcheck restarts v2's checks (each runs once more, and stores its state again when its pod
+    // has exited): the window starts once the checks' objects have been left alone for a while.
+    await delay(5_000);
+    await checks.watch.quiet(opts.quietMs, 180_000);
     const restFromMs = Date.now();
     await delay(opts.restMs);
     const restToMs = Date.now();

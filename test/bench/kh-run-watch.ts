@@ -55,6 +55,8 @@ export interface RunWatch {
   runs(namespace: string): SeenRun[];
   /** Resolves once decide() holds, checked on every change; rejects after timeoutMs. */
   until(decide: () => boolean, timeoutMs: number, description: string): Promise<void>;
+  /** Resolves once no watched object has changed for quietMs; rejects after timeoutMs. */
+  quiet(quietMs: number, timeoutMs: number): Promise<void>;
   stop(): void;
 }
 
@@ -64,6 +66,7 @@ export function watchRuns(kc: KubeConfig, record: RunRecord, namespaces: readonl
   const byNs = new Map(namespaces.map((ns) => [ns, { runs: [] as SeenRun[], uuids: new Set<string>() }]));
   const lastVersion = new Map<string, string>();
   const waiters = new Set<() => void>();
+  let lastChangeMs = Date.now();
   const path =
     record === 'khstate'
       ? `/apis/${KH_GROUP}/${KH_VERSION}/${KHSTATE_PLURAL}`
@@ -80,6 +83,7 @@ export function watchRuns(kc: KubeConfig, record: RunRecord, namespaces: readonl
         const version = o.metadata?.resourceVersion ?? '';
         if (!entry || lastVersion.get(ns) === version) continue;
         lastVersion.set(ns, version);
+        lastChangeMs = seenMs;
         entry.runs = nextRuns(entry.runs, entry, marksOf(record, o), seenMs);
       }
       for (const wake of waiters) wake();
@@ -105,6 +109,19 @@ export function watchRuns(kc: KubeConfig, record: RunRecord, namespaces: readonl
         waiters.add(check);
         check();
       });
+    },
+    async quiet(quietMs, timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      // A silence is the absence of events: checked on a timer, each wait as long as the silence still needed.
+      for (;;) {
+        const left = lastChangeMs + quietMs - Date.now();
+        if (left <= 0) return;
+        if (Date.now() + left > deadline)
+          throw new Error(
+            `the watched checks did not stay unchanged for ${quietMs} ms within ${timeoutMs} ms`,
+          );
+        await new Promise((r) => setTimeout(r, left));
+      }
     },
     stop: () => stop.abort(),
   };

@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
 import type { ImageMapEntry } from '../../lib/local/kubelet/image-map.ts';
@@ -64,6 +65,7 @@ export async function measureKuberhealthy(
   opts: { quick: boolean; dist: string; log: (line: string) => void },
 ) {
   const { log } = opts;
+  const loadAtStart = loadavg();
   const kc = bench.cluster.kubeConfig;
   useKubeconfigOutsideVitest(bench.cluster.kubeconfigPath);
   const { times, targets, restMs, timeoutMs } = plan(opts.quick);
@@ -94,7 +96,15 @@ export async function measureKuberhealthy(
       return { user: await serviceAccountOf(v2Ns, pod?.metadata?.name ?? ''), stop: () => daemon.stop() };
     },
   };
-  const v2 = await runDaemonPhase({ daemon: v2Daemon, checks: v2Checks, targets, timeoutMs, restMs, log });
+  const v2 = await runDaemonPhase({
+    daemon: v2Daemon,
+    checks: v2Checks,
+    targets,
+    timeoutMs,
+    restMs,
+    quietMs: 20_000,
+    log,
+  });
   await v2Checks.drop();
   await dropNamespace(kc, v2Ns);
   await aside.restore();
@@ -128,7 +138,15 @@ export async function measureKuberhealthy(
       };
     },
   };
-  const v3 = await runDaemonPhase({ daemon: v3Daemon, checks: v3Checks, targets, timeoutMs, restMs, log });
+  const v3 = await runDaemonPhase({
+    daemon: v3Daemon,
+    checks: v3Checks,
+    targets,
+    timeoutMs,
+    restMs,
+    quietMs: 20_000,
+    log,
+  });
   await v3Checks.drop();
   await dropNamespace(kc, v3Ns);
 
@@ -166,11 +184,13 @@ export async function measureKuberhealthy(
       `from its audit log, each write found by a watch of the objects. Requests (audit log, by username): a ` +
       `daemon's run counts its requests in the check's namespace from 2 s before the run's start to 2 s ` +
       `before the next run's (its requests elsewhere are background, per minute); a khrun run counts every ` +
-      `request of its process. At rest: only the instant checks left, on runInterval 1h, ${restMs / 1000} s ` +
-      `in 30 s slices. Memory: a daemon's VmRSS every 2 s (/proc of the pod's process) and VmHWM; khrun: each ` +
+      `request of its process. At rest: only the instant checks left, on runInterval 1h, from 20 s after ` +
+      `their objects last changed, ${restMs / 1000} s in 30 s slices. Memory: a daemon's VmRSS every 2 s (/proc of the pod's process) and VmHWM; khrun: each ` +
       `runner process's peak RSS (maxRSS). khrun runs no process between runs (the tick, a CronJob once a ` +
       `minute, is not part of this section).`,
     mode: opts.quick ? 'quick' : 'full',
+    // The machine's 1, 5 and 15 minute load averages: the times are measured under whatever else runs.
+    loadAverage: { atStart: loadAtStart, atEnd: loadavg() },
     times,
     targets,
     v2: {

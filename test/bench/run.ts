@@ -12,12 +12,8 @@ import {
   startLongCheckSection,
   steadyStateSection,
 } from './fleet-sections.ts';
-import { kuberhealthyLines } from './kh-table.ts';
-import {
-  type KuberhealthyFigures,
-  kuberhealthyImages,
-  measureKuberhealthy,
-} from './kuberhealthy-baseline.ts';
+import { kuberhealthyMarkdown } from './kh-readme.ts';
+import { kuberhealthyImages, measureKuberhealthy } from './kuberhealthy-baseline.ts';
 import { createBenchCheck, type IterationSample, measureIteration } from './overhead.ts';
 import { regenerateReadme } from './readme.ts';
 import { renderPerformance } from './readme-render.ts';
@@ -210,10 +206,7 @@ try {
     const updates = (meta.updates ?? []).filter((u) => !u.sections.every((x) => only.includes(x)));
     results.meta = { ...meta, updates: [...updates, { sections: only, ...environment }] };
   } else results.meta = environment;
-  process.stdout.write(`${renderPerformance(results)}\n`);
-  process.stdout.write(
-    `${kuberhealthyLines(results.kuberhealthy as KuberhealthyFigures | undefined).join('\n')}\n`,
-  );
+  process.stdout.write(`${renderPerformance(results, [kuberhealthyMarkdown])}\n`);
   await mkdir(dirname(resultsFile), { recursive: true });
   await writeFile(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`wrote ${resultsFile.slice(repoRoot.length + 1)}`);
