@@ -4,8 +4,9 @@ import { healthCheckPort } from '../healthcheck/healthcheck-port.ts';
 import { findRunByUuid } from '../healthcheck/report-route.ts';
 import { loggableError } from '../kube/errors.ts';
 import { apiServerClock } from '../kube/server-clock.ts';
-import { authorizeReport, type ReportAccess, type ReportCaller } from '../report/authorize-report.ts';
-import { CHECK_PATH, checkTokenPath } from '../report/check-url.ts';
+import type { ReportAccess } from '../report/authorize-report.ts';
+import { type CheckGate, gateCheckRequest } from '../report/check-gate.ts';
+import { CHECK_PATH } from '../report/check-url.ts';
 import { handleCheckReport } from '../report/handle-check-report.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../report/http-server.ts';
 import { ANSWER_MARGIN_MS, type ReportEventDeps } from './report-event.ts';
@@ -16,51 +17,25 @@ const text = (statusCode: number, body: string): APIGatewayProxyStructuredResult
   body: `${body}\n`,
 });
 
-export type CheckGate =
-  | { ok: true; caller: ReportCaller; uuid: string }
-  | { ok: false; status: 400 | 405 | 410 | 415; message: string };
-
 /**
- * Kuberhealthy v3's `POST /check` judged from the function URL request alone, as lib/report/check-route.ts
- * judges it for `khrun serve`: the same codes and words, no body read and no API request yet. The run's
- * token rides in the query (v3's client keeps the query string); a signed run past its deadline is 410.
- * Pure.
+ * Kuberhealthy v3's `POST /check` judged from the function URL request alone: the same gate, codes and words
+ * as `khrun serve`'s route (lib/report/check-gate.ts); a function URL carries no source address to judge.
  */
 export function gateCheckEvent(
   req: { method: string; headers: Record<string, string | undefined>; query: string; nowMs: number },
   access: ReportAccess,
 ): CheckGate {
-  if (req.method !== 'POST')
-    return {
-      ok: false,
-      status: 405,
-      message: 'method not allowed: checker pods POST their report to /check',
-    };
-  if (!(req.headers['content-type'] ?? '').startsWith('application/json'))
-    return {
-      ok: false,
-      status: 415,
-      message: 'unsupported media type: send the report as Content-Type: application/json',
-    };
-  const uuid = req.headers['kh-run-uuid'];
-  if (!uuid)
-    return {
-      ok: false,
-      status: 400,
-      message: 'report rejected: no kh-run-uuid header; send kh-run-uuid: $KH_RUN_UUID',
-    };
-  const path = checkTokenPath(new URLSearchParams(req.query));
-  // The deadline is judged after the mac, so that a late report of a genuine run gets v3's 410.
-  const judgedAt = path.kind === 'signed' ? Math.min(req.nowMs, path.run.deadlineMs) : req.nowMs;
-  const authorized = authorizeReport(access, path, {
-    headerUuid: uuid,
-    sourceIp: undefined,
-    nowMs: judgedAt,
-  });
-  if (!authorized.ok) return { ok: false, status: 400, message: `report rejected: ${authorized.reason}` };
-  if (path.kind === 'signed' && req.nowMs > path.run.deadlineMs)
-    return { ok: false, status: 410, message: `run ${uuid} is past its timeout` };
-  return { ok: true, caller: authorized.caller, uuid };
+  return gateCheckRequest(
+    {
+      method: req.method,
+      contentType: req.headers['content-type'],
+      uuid: req.headers['kh-run-uuid'],
+      query: new URLSearchParams(req.query),
+      sourceIp: undefined,
+      nowMs: req.nowMs,
+    },
+    access,
+  );
 }
 
 /**

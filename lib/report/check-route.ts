@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
-import { authorizeReport, type ReportAccess } from './authorize-report.ts';
-import { CHECK_PATH, checkTokenPath } from './check-url.ts';
+import type { ReportAccess } from './authorize-report.ts';
+import { gateCheckRequest } from './check-gate.ts';
+import { CHECK_PATH } from './check-url.ts';
 import { type CheckReportDeps, handleCheckReport } from './handle-check-report.ts';
 import { normalizeIp } from './identify-caller.ts';
 import { BodyBudget, BodyRefused, readBody } from './read-body.ts';
@@ -50,41 +51,27 @@ export function checkRoute(deps: CheckReportDeps & { log: Log }, opts: CheckRout
     const url = new URL(req.url ?? '/', 'http://report.invalid');
     if (url.pathname !== CHECK_PATH) return false;
     try {
-      if (req.method !== 'POST') {
-        send(res, 405, 'method not allowed: checker pods POST their report to /check', true);
-        return true;
-      }
-      if (!(req.headers['content-type'] ?? '').startsWith('application/json')) {
-        send(res, 415, 'unsupported media type: send the report as Content-Type: application/json', true);
-        return true;
-      }
       const header = req.headers['kh-run-uuid'];
-      const uuid = Array.isArray(header) ? header[0] : header;
-      if (!uuid) {
-        send(res, 400, 'report rejected: no kh-run-uuid header; send kh-run-uuid: $KH_RUN_UUID', true);
-        return true;
-      }
-      const path = checkTokenPath(url.searchParams);
-      const nowMs = deps.clock.nowMs();
-      // The deadline is judged after the mac, so that a late report of a genuine run gets v3's 410.
-      const judgedAt = path.kind === 'signed' ? Math.min(nowMs, path.run.deadlineMs) : nowMs;
       const access =
         opts.access.unsigned === 'header-and-ip'
           ? { ...opts.access, unsigned: 'header' as const }
           : opts.access;
-      const authorized = authorizeReport(access, path, {
-        headerUuid: uuid,
-        sourceIp: normalizeIp(req.socket.remoteAddress),
-        nowMs: judgedAt,
-      });
-      if (!authorized.ok) {
-        deps.log.warn('report refused', { reason: authorized.reason, path: CHECK_PATH });
-        send(res, 400, `report rejected: ${authorized.reason}`, true);
-        return true;
-      }
-      if (path.kind === 'signed' && nowMs > path.run.deadlineMs) {
-        deps.log.warn('report refused: past its run deadline', { run: path.run.uuid, path: CHECK_PATH });
-        send(res, 410, `run ${uuid} is past its timeout`, true);
+      const gate = gateCheckRequest(
+        {
+          method: req.method ?? '',
+          contentType: req.headers['content-type'],
+          uuid: Array.isArray(header) ? header[0] : header,
+          query: url.searchParams,
+          sourceIp: normalizeIp(req.socket.remoteAddress),
+          nowMs: deps.clock.nowMs(),
+        },
+        access,
+      );
+      if (!gate.ok) {
+        if (gate.status === 400 || gate.status === 410)
+          deps.log.warn('report refused', { status: gate.status, reason: gate.message, path: CHECK_PATH });
+        // Refused before a body byte is read: the connection is not reused.
+        send(res, gate.status, gate.message, true);
         return true;
       }
       let body: string;
@@ -97,7 +84,7 @@ export function checkRoute(deps: CheckReportDeps & { log: Log }, opts: CheckRout
         send(res, error.status, `report rejected: ${error.message}`, true, retry);
         return true;
       }
-      const result = await handleCheckReport(deps, { caller: authorized.caller, uuid, body });
+      const result = await handleCheckReport(deps, { caller: gate.caller, uuid: gate.uuid, body });
       send(res, result.status, result.message);
     } catch (error) {
       deps.log.error('report endpoint failed', { error: loggableError(error), path: CHECK_PATH });
