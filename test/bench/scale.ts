@@ -75,7 +75,9 @@ export async function measureScale(
   await createCommandChecks(kc, namespace, n, {
     command: opts.checkerCommand,
     runInterval: '1h',
-    timeout: '5m',
+    // Long enough that a check waiting for the one local kubelet to start its pod is not timed out: the
+    // figure is the path's cost, and this machine starts a few pods a second.
+    timeout: '30m',
   });
   const batch = kc.makeApiClient(BatchV1Api);
   const before = new Set(
@@ -97,7 +99,7 @@ export async function measureScale(
   const states = await waitForSet<KhState, KhState[]>({
     kc,
     path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${KHSTATE_PLURAL}`,
-    timeoutMs: 180_000 + n * 400,
+    timeoutMs: 180_000 + n * 800,
     description: `all ${n} checks to record an outcome`,
     decide: (items) => {
       const done = [...items.values()].filter((s) => s.metadata.annotations?.[ANNOTATION.outcome]);
@@ -113,7 +115,7 @@ export async function measureScale(
     kc,
     path: '/apis/batch/v1/namespaces/kuberhealthy/jobs',
     labelSelector: RUN_JOBS,
-    timeoutMs: 120_000,
+    timeoutMs: 300_000,
     description: 'every runner Job of this tick to finish',
     decide: (items) => {
       const mine = [...items.values()].filter((j) => !before.has(j.metadata?.uid));

@@ -108,7 +108,7 @@ export async function measureSteadyState(
   await createCommandChecks(kc, namespace, opts.n, {
     command: opts.checkerCommand,
     runInterval,
-    timeout: '1m',
+    timeout: '10m',
   });
   const t0 = Date.now();
   const samples: Array<{ atMs: number; counts: ObjectCounts }> = [];
