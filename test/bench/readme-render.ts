@@ -140,6 +140,15 @@ function scale(r: Results): string[] {
   return [...lines, ''];
 }
 
+/** The run rate the interval asks for, when the machine fell short of it. */
+function asked(s: SteadyStateFigure): string {
+  const seconds = Number(/^(\d+)s$/.exec(s.runInterval)?.[1]);
+  const wanted = (s.checks * 60) / seconds;
+  return Number.isFinite(wanted) && s.runsPerMinute < wanted * 0.9
+    ? ` where the interval asks for ${num(wanted)}: this machine's one process kubelet starts only a few pods a second, so the checks ran less often than their interval`
+    : '';
+}
+
 function steady(r: Results): string[] {
   const s = r.steadyState as SteadyStateFigure | undefined;
   if (!s) return [];
@@ -148,7 +157,11 @@ function steady(r: Results): string[] {
   return [
     `### Objects in etcd at steady state: ${s.checks} checks every ${s.runInterval}`,
     '',
-    `${s.how}. Finished runner Jobs were kept ${s.finishedJobTtlSeconds ?? '–'} s; ${num(s.runsPerMinute)} check runs completed a minute while settled.`,
+    `${s.how}. Finished runner Jobs were kept ${s.finishedJobTtlSeconds ?? '–'} s; ${num(s.runsPerMinute)} check runs completed a minute while settled${asked(s)}.`,
+    '',
+    s.firstSettled && s.lastSettled
+      ? `First and last settled sample: ${(Object.keys(s.lastSettled) as Array<keyof typeof s.lastSettled>).map((k) => `${k} ${s.firstSettled[k]} → ${s.lastSettled[k]}`).join(', ')}.`
+      : '',
     '',
     ...table([
       row('runner Jobs', how, s.settled.runnerJobs, count),

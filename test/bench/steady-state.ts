@@ -30,6 +30,9 @@ export interface SteadyStateFigure {
   ticks: number;
   /** Counts sampled after each tick once settled (after one interval plus the Job TTL). */
   settled: Record<keyof ObjectCounts, Summary>;
+  /** The first and the last settled sample: whether a count was still rising. */
+  firstSettled: ObjectCounts;
+  lastSettled: ObjectCounts;
   /** Check runs completed per minute while settled (checker processes that exited). */
   runsPerMinute: number;
 }
@@ -150,6 +153,8 @@ export async function measureSteadyState(
       events: pick('events'),
       allObjects: pick('allObjects'),
     },
+    firstSettled: settled[0]!.counts,
+    lastSettled: settled[settled.length - 1]!.counts,
     runsPerMinute: (runs.length / Math.max(1, endMs - settledFromMs)) * 60_000,
   };
 }
