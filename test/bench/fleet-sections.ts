@@ -8,6 +8,7 @@ import { type ExitedProcess, measureScale, type ScaleFigure } from './scale.ts';
 import { declareNodeRoom, deployForScale } from './scale-setup.ts';
 import { fmtMs } from './stats.ts';
 import { measureSteadyState } from './steady-state.ts';
+import { measureTickDispatch, type TickDispatchFigure } from './tick-dispatch.ts';
 
 // The sections about many checks and about money: scale, steady state, a long check's API requests, and
 // Lambda cost. Sizes per mode here; quick mode (CI) keeps each to seconds.
@@ -82,6 +83,27 @@ export async function scaleSection(ctx: FleetContext) {
     notes,
     figures,
   };
+}
+
+/** The tick alone (tick-dispatch.ts): spawn to exit over N due checks, a fresh namespace per sample. */
+export async function tickSection(ctx: FleetContext): Promise<TickDispatchFigure[]> {
+  const sizes = ctx.quick ? [50] : [1000, 2000];
+  const { tickKubeconfig, tickUser } = await deployed(ctx);
+  await declareNodeRoom(ctx.bench.cluster.kubeConfig, Math.max(...sizes) + 500);
+  const figures: TickDispatchFigure[] = [];
+  for (const n of sizes)
+    figures.push(
+      await measureTickDispatch(ctx.bench, {
+        n,
+        batchSize: 25,
+        repeat: ctx.quick ? 1 : 3,
+        dist: ctx.dist,
+        tickKubeconfig,
+        tickUser,
+        log: ctx.log,
+      }),
+    );
+  return figures;
 }
 
 export async function steadyStateSection(ctx: FleetContext) {

@@ -3,6 +3,7 @@ import type { LongCheckFigure } from './long-check.ts';
 import type { ScaleFigure } from './scale.ts';
 import { fmtMs, P95_MIN_SAMPLES, type Summary } from './stats.ts';
 import type { SteadyStateFigure } from './steady-state.ts';
+import type { TickDispatchFigure } from './tick-dispatch.ts';
 
 // README's Performance section, rendered from bench/results.json alone (pure): every figure in it comes
 // from the file, with how it was measured and n; nothing is typed in by hand. A figure the file lacks is
@@ -149,6 +150,27 @@ function asked(s: SteadyStateFigure): string {
     : '';
 }
 
+function tick(r: Results): string[] {
+  const figures = (r.tick ?? []) as TickDispatchFigure[];
+  if (!figures.length) return [];
+  return [
+    '### The tick alone',
+    '',
+    ...table(
+      figures.map((f) =>
+        row(
+          `${f.checks} due checks, batch size ${f.batchSize}, concurrency ${f.concurrency}: tick spawn to exit (${f.runnerJobs} runner Jobs, ${f.tickRequests} tick requests)`,
+          'real invocation (the bundle, spawned)',
+          f.tickMs,
+        ),
+      ),
+    ),
+    '',
+    figures[0]?.how ? `${figures[0].how}.` : '',
+    '',
+  ];
+}
+
 function steady(r: Results): string[] {
   const s = r.steadyState as SteadyStateFigure | undefined;
   if (!s) return [];
@@ -271,6 +293,7 @@ export function renderPerformance(r: Results, extra: Array<(r: Results) => strin
     ...polling(r),
     ...extra.flatMap((f) => f(r)),
     ...scale(r),
+    ...tick(r),
     ...steady(r),
     ...longCheck(r),
     ...lambda(r),

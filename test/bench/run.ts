@@ -11,6 +11,7 @@ import {
   scaleSection,
   startLongCheckSection,
   steadyStateSection,
+  tickSection,
 } from './fleet-sections.ts';
 import { kuberhealthyMarkdown } from './kh-readme.ts';
 import { kuberhealthyImages, measureKuberhealthy } from './kuberhealthy-baseline.ts';
@@ -36,12 +37,13 @@ const SECTIONS = [
   'cli-start',
   'long-check',
   'scale',
+  'tick',
   'steady-state',
   'lambda-cost',
   'serve-memory',
 ] as const;
 /** Sections that take long and run in a full benchmark only. */
-const FULL_ONLY: readonly string[] = ['steady-state'];
+const FULL_ONLY: readonly string[] = ['steady-state', 'tick'];
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -158,6 +160,11 @@ try {
   if (measures('scale')) {
     log('scale: one tick over N due checks, through the real tick → Job path');
     results.scale = await timed('scale', () => scaleSection(fleet));
+  }
+
+  if (measures('tick')) {
+    log('tick: the tick alone over 1,000 and 2,000 due checks, 3 ticks each');
+    results.tick = await timed('tick', () => tickSection(fleet));
   }
 
   if (measures('steady-state')) {
