@@ -117,6 +117,11 @@ export function healthCheckPort(api: HealthCheckApi): HealthCheckPort {
     async listCheckPods(namespace, checkName) {
       return (await api.listPods(namespace, `${HC_POD.checkLabel}=${checkName}`)).map(podViewOf);
     },
+    async listCheckPodsAt(namespace, checkName) {
+      // No resourceVersion: watchRun (which ignores podsFrom here) lists v3's pods for itself.
+      const pods = await api.listPods(namespace, `${HC_POD.checkLabel}=${checkName}`);
+      return { pods: pods.map(podViewOf), resourceVersion: undefined };
+    },
     async createPod(pod) {
       const { namespace = '', labels = {} } = pod.metadata ?? {};
       const name = labels[RUN_ID_LABEL] ? (pod.metadata?.ownerReferences?.[0]?.name ?? '') : '';

@@ -47,6 +47,7 @@ export function jobKubePort(
     readState: (namespace, name) => base.readState(namespace, name),
     deleteState: (namespace, name, resourceVersion) => base.deleteState(namespace, name, resourceVersion),
     listCheckPods: (namespace, checkName) => base.listCheckPods(namespace, checkName),
+    listCheckPodsAt: (namespace, checkName) => base.listCheckPodsAt(namespace, checkName),
     removePod: (namespace, name, uid) => base.removePod(namespace, name, uid),
     watchRun: (opts) => base.watchRun(opts),
     readCheck: async (namespace, name) => {

@@ -1,6 +1,6 @@
 import type { Log } from '../core/log.ts';
 import type { KhState } from '../state/resources.ts';
-import { WriteConflict } from './errors.ts';
+import { statusCodeOf, WriteConflict } from './errors.ts';
 
 /**
  * A compare-and-swap loop gave up: every attempt's write met a newer resourceVersion. The object is left
@@ -43,7 +43,7 @@ export interface CasLoop<T, R> {
   read: () => Promise<T | null>;
   /**
    * The version the caller already holds and may write on without reading first (attempt 1 only); a
-   * conflict then reads as usual. Omit it to read first.
+   * conflict, or the object gone since, then reads as usual. Omit it to read first.
    */
   initial?: T | null;
   /** Decides from the current version; may do side work (list pods) before asking for the write. */
@@ -62,7 +62,8 @@ export interface CasLoop<T, R> {
 export async function updateWithRetry<T, R>(loop: CasLoop<T, R>): Promise<R> {
   let lastConflict: unknown;
   for (let attempt = 1; attempt <= loop.maxAttempts; attempt++) {
-    const current = attempt === 1 && loop.initial !== undefined ? loop.initial : await loop.read();
+    const held = attempt === 1 && loop.initial !== undefined;
+    const current = held ? (loop.initial as T | null) : await loop.read();
     const step: CasStep<T, R> = await loop.decide(current, attempt);
     if (step.kind !== 'write') return step.value;
     const { next, onWritten } = step;
@@ -70,7 +71,8 @@ export async function updateWithRetry<T, R>(loop: CasLoop<T, R>): Promise<R> {
       const written = await loop.persist(next, current);
       return await onWritten(written);
     } catch (error) {
-      if (!(error instanceof WriteConflict)) throw error;
+      // A held version whose object was deleted since is as stale as one someone wrote over: read again.
+      if (!(error instanceof WriteConflict) && !(held && current && isGone(error))) throw error;
       lastConflict = error;
       loop.log?.debug('write conflicted; reading again', {
         writer: loop.writer,
@@ -80,6 +82,11 @@ export async function updateWithRetry<T, R>(loop: CasLoop<T, R>): Promise<R> {
     }
   }
   throw new RetriesExhausted(loop.writer, loop.maxAttempts, loop.target, { cause: lastConflict });
+}
+
+/** The object is gone (404), as the API server or a fake of it says so. */
+function isGone(error: unknown): boolean {
+  return statusCodeOf(error) === 404 || (error as { code?: unknown } | null)?.code === 404;
 }
 
 /** The khstate writes a CAS loop needs; KubePort and the tick's port both have them. */

@@ -17,7 +17,7 @@ import {
 import { classifyApiError, isConflict, isNotFound, WriteConflict } from './errors.ts';
 import { afterEvictionError, type PodRemoval } from './eviction-fallback.ts';
 import { runListWatch } from './list-watch.ts';
-import type { KubePort } from './port.ts';
+import type { KubePort, ListedPods } from './port.ts';
 import { apiClient } from './timed-client.ts';
 
 const co = { group: KH_GROUP, version: KH_VERSION };
@@ -25,6 +25,9 @@ const co = { group: KH_GROUP, version: KH_VERSION };
 /** The user agent of a khstate write: `khrun/<writer>`, so the audit log tells the loops apart. */
 export const writerAgent = (writer: string | undefined) =>
   writer ? setHeaderOptions('User-Agent', `khrun/${writer}`) : undefined;
+
+/** A check's checker pods: the kuberhealthy-check-name label. */
+const checkPodsSelector = (checkName: string) => `${CHECK_NAME_LABEL}=${checkName}`;
 
 function conflictOr(error: unknown): never {
   const kind = classifyApiError(error);
@@ -45,6 +48,10 @@ export function kubePort(kc: KubeConfig): KubePort {
       throw error;
     }
   };
+  async function listCheckPodsAt(namespace: string, checkName: string): Promise<ListedPods> {
+    const list = await core.listNamespacedPod({ namespace, labelSelector: checkPodsSelector(checkName) });
+    return { pods: list.items, resourceVersion: list.metadata?.resourceVersion };
+  }
   return {
     readCheck: (namespace, name) =>
       orNull(
@@ -100,12 +107,9 @@ export function kubePort(kc: KubeConfig): KubePort {
       });
     },
     async listCheckPods(namespace, checkName) {
-      const list = await core.listNamespacedPod({
-        namespace,
-        labelSelector: `${CHECK_NAME_LABEL}=${checkName}`,
-      });
-      return list.items;
+      return (await listCheckPodsAt(namespace, checkName)).pods;
     },
+    listCheckPodsAt,
     async createPod(pod) {
       try {
         return await core.createNamespacedPod({ namespace: pod.metadata?.namespace ?? '', body: pod });
@@ -147,11 +151,16 @@ export function kubePort(kc: KubeConfig): KubePort {
         }
       }
     },
-    async watchRun({ namespace, checkName, runUuid, signal, onChange, onInterruption }) {
+    async watchRun({ namespace, checkName, runUuid, signal, onChange, onInterruption, ...how }) {
+      const watchState = how.watchState ?? true;
+      // From a list of the check's pods (check-name label): the same selector, the run's pods picked here.
+      const from = how.podsFrom?.resourceVersion
+        ? { items: how.podsFrom.pods, resourceVersion: how.podsFrom.resourceVersion }
+        : undefined;
       let pods: V1Pod[] = [];
       let state: KhState | null = null;
       let podsReady = false;
-      let stateReady = false;
+      let stateReady = !watchState;
       const emit = () => {
         if (podsReady && stateReady) onChange({ pods, state });
       };
@@ -159,27 +168,29 @@ export function kubePort(kc: KubeConfig): KubePort {
         runListWatch<V1Pod>({
           kc,
           path: `/api/v1/namespaces/${namespace}/pods`,
-          labelSelector: `${RUN_ID_LABEL}=${runUuid}`,
+          labelSelector: from ? checkPodsSelector(checkName) : `${RUN_ID_LABEL}=${runUuid}`,
+          from,
           signal,
           onInterruption,
           onChange: (items) => {
-            pods = [...items.values()];
+            pods = [...items.values()].filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid);
             podsReady = true;
             emit();
           },
         }),
-        runListWatch<KhState>({
-          kc,
-          path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${KHSTATE_PLURAL}`,
-          fieldSelector: `metadata.name=${checkName}`,
-          signal,
-          onInterruption,
-          onChange: (items) => {
-            state = items.values().next().value ?? null;
-            stateReady = true;
-            emit();
-          },
-        }),
+        watchState &&
+          runListWatch<KhState>({
+            kc,
+            path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${KHSTATE_PLURAL}`,
+            fieldSelector: `metadata.name=${checkName}`,
+            signal,
+            onInterruption,
+            onChange: (items) => {
+              state = items.values().next().value ?? null;
+              stateReady = true;
+              emit();
+            },
+          }),
       ]);
     },
   };

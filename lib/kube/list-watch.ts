@@ -25,6 +25,11 @@ export interface ListWatchOptions<T extends KubernetesObject> {
   delay?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Where lists and watches go. Default: the API server of kc. */
   transport?: ListWatchTransport<T>;
+  /**
+   * A list the caller made already (same path and selectors), with the resourceVersion it is current at:
+   * the first watch starts there instead of listing again. Its items are delivered first, as a list's are.
+   */
+  from?: { items: T[]; resourceVersion: string };
 }
 
 type WatchEnd = { kind: 'closed' } | { kind: 'gone' } | { kind: 'error'; error: unknown };
@@ -49,8 +54,12 @@ export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOp
   const initialMs = opts.initialBackoffMs ?? 100;
   const maxMs = opts.maxBackoffMs ?? 5_000;
   const selectors: Selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
-  const cursor: Cursor<T> = { items: new Map(), resourceVersion: undefined };
+  const cursor: Cursor<T> = {
+    items: new Map((opts.from?.items ?? []).map((o) => [keyOf(o), o])),
+    resourceVersion: opts.from?.resourceVersion,
+  };
   let backoffMs = initialMs;
+  if (opts.from && !opts.signal.aborted) opts.onChange(cursor.items);
 
   while (!opts.signal.aborted) {
     try {

@@ -2,6 +2,13 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { KhCheck, KhState } from '../state/resources.ts';
 import type { PodRemoval } from './eviction-fallback.ts';
 
+/** A check's pods as one list returned them, and the resourceVersion that list is current at. */
+export interface ListedPods {
+  pods: V1Pod[];
+  /** Undefined where the port cannot say (a watch then lists for itself). */
+  resourceVersion: string | undefined;
+}
+
 /**
  * The Kubernetes operations one iteration needs, shaped like the domain. The real one talks to the API
  * server (kube-port.ts); the driver's unit tests pass a fake.
@@ -20,6 +27,8 @@ export interface KubePort {
   deleteState(namespace: string, name: string, resourceVersion: string): Promise<void>;
   /** Checker pods of a check, by the kuberhealthy-check-name label. */
   listCheckPods(namespace: string, checkName: string): Promise<V1Pod[]>;
+  /** The same list with its resourceVersion, so a watch of the run's pods can start from it (podsFrom). */
+  listCheckPodsAt(namespace: string, checkName: string): Promise<ListedPods>;
   /** Creates the pod; throws WriteConflict when the name is taken. */
   createPod(pod: V1Pod): Promise<V1Pod>;
   /**
@@ -32,12 +41,17 @@ export interface KubePort {
   /**
    * Watches the run's pods (run-id label) and the khstate, calling onChange with both on every change,
    * until the signal aborts. Reconnects by itself; onInterruption tells the driver the view may be stale.
+   * Without watchState the khstate is not watched (the view's state is null). With podsFrom (a list of the
+   * check's pods, plus any created since), the pods are watched from that list's resourceVersion instead of
+   * listed again: one request fewer. A port may ignore both and watch as it always does.
    */
   watchRun(opts: {
     namespace: string;
     checkName: string;
     runUuid: string;
     signal: AbortSignal;
+    watchState?: boolean;
+    podsFrom?: ListedPods;
     onChange: (view: { pods: V1Pod[]; state: KhState | null }) => void;
     onInterruption?: (reason: string) => void;
   }): Promise<void>;

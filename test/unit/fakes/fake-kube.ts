@@ -2,7 +2,7 @@ import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
 import { WriteConflict } from '../../../lib/kube/errors.ts';
 import type { PodRemoval } from '../../../lib/kube/eviction-fallback.ts';
-import type { KubePort } from '../../../lib/kube/port.ts';
+import type { KubePort, ListedPods } from '../../../lib/kube/port.ts';
 import type { KhCheck, KhState } from '../../../lib/state/resources.ts';
 
 /** An error shaped like a client-node ApiException, for paths that classify by status code. */
@@ -38,6 +38,8 @@ export class FakeKube implements KubePort {
   readonly removedPods: string[] = [];
   readonly conflicts: { op: 'createState' | 'replaceState' | 'createPod'; name: string }[] = [];
   readonly calls = { readState: 0, createState: 0, replaceState: 0, createPod: 0, removePod: 0, watchRun: 0 };
+  /** Every request as the API server's audit log would name it (`verb resource`), in order. */
+  readonly requests: string[] = [];
   /** Runs before a replace is checked against the stored version: lets a test write in between. */
   beforeReplace: ((incoming: KhState) => void) | undefined;
   /**
@@ -56,6 +58,7 @@ export class FakeKube implements KubePort {
   // --- KubePort --------------------------------------------------------------------------------------
 
   async readCheck(namespace: string, name: string): Promise<KhCheck | null> {
+    this.requests.push('get khchecks');
     await roundTrip();
     const check = this.checks.get(key(namespace, name));
     return check ? copy(check) : null;
@@ -63,6 +66,7 @@ export class FakeKube implements KubePort {
 
   async readState(namespace: string, name: string): Promise<KhState | null> {
     this.calls.readState++;
+    this.requests.push('get khstates');
     await roundTrip();
     await this.passReadGate();
     const state = this.states.get(key(namespace, name));
@@ -71,6 +75,7 @@ export class FakeKube implements KubePort {
 
   async createState(state: KhState): Promise<KhState> {
     this.calls.createState++;
+    this.requests.push('create khstates');
     await roundTrip();
     const k = key(state.metadata.namespace, state.metadata.name);
     if (this.states.has(k)) {
@@ -82,6 +87,7 @@ export class FakeKube implements KubePort {
 
   async replaceState(state: KhState): Promise<KhState> {
     this.calls.replaceState++;
+    this.requests.push('update khstates');
     await roundTrip();
     this.beforeReplace?.(copy(state));
     const stored = this.states.get(key(state.metadata.namespace, state.metadata.name));
@@ -100,6 +106,7 @@ export class FakeKube implements KubePort {
   }
 
   async deleteState(namespace: string, name: string, resourceVersion: string): Promise<void> {
+    this.requests.push('delete khstates');
     await roundTrip();
     const stored = this.states.get(key(namespace, name));
     if (!stored) throw new FakeApiError(404, `khstates "${name}" not found`);
@@ -109,16 +116,23 @@ export class FakeKube implements KubePort {
   }
 
   async listCheckPods(namespace: string, checkName: string): Promise<V1Pod[]> {
+    return (await this.listCheckPodsAt(namespace, checkName)).pods;
+  }
+
+  async listCheckPodsAt(namespace: string, checkName: string): Promise<ListedPods> {
+    this.requests.push('list pods');
     await roundTrip();
-    return [...this.pods.values()]
+    const pods = [...this.pods.values()]
       .filter(
         (p) => p.metadata?.namespace === namespace && p.metadata?.labels?.[CHECK_NAME_LABEL] === checkName,
       )
       .map(copy);
+    return { pods, resourceVersion: String(this.resourceVersion) };
   }
 
   async createPod(pod: V1Pod): Promise<V1Pod> {
     this.calls.createPod++;
+    this.requests.push('create pods');
     await roundTrip();
     const injected = this.createPodError?.(pod);
     if (injected) throw injected;
@@ -144,6 +158,7 @@ export class FakeKube implements KubePort {
 
   async removePod(namespace: string, name: string, uid?: string): Promise<PodRemoval> {
     this.calls.removePod++;
+    this.requests.push('create pods/eviction');
     await roundTrip();
     const pod = this.pods.get(key(namespace, name));
     // The API server's uid precondition: another pod of the same name is left alone.
@@ -162,8 +177,14 @@ export class FakeKube implements KubePort {
     return { kind: 'evicted' };
   }
 
-  async watchRun({ namespace, checkName, runUuid, signal, onChange }: WatchArgs): Promise<void> {
+  async watchRun(args: WatchArgs): Promise<void> {
+    const { namespace, checkName, runUuid, signal, onChange } = args;
+    const watchState = args.watchState ?? true;
     this.calls.watchRun++;
+    // As the real port: pods listed unless a list's resourceVersion is given, the khstate only when asked.
+    if (!args.podsFrom?.resourceVersion) this.requests.push('list pods');
+    this.requests.push('watch pods');
+    if (watchState) this.requests.push('list khstates', 'watch khstates');
     await roundTrip(); // the initial list
     if (signal.aborted) return;
     const deliver = () => {
@@ -171,7 +192,7 @@ export class FakeKube implements KubePort {
       const pods = [...this.pods.values()]
         .filter((p) => p.metadata?.namespace === namespace && p.metadata?.labels?.[RUN_ID_LABEL] === runUuid)
         .map(copy);
-      const state = this.states.get(key(namespace, checkName));
+      const state = watchState ? this.states.get(key(namespace, checkName)) : undefined;
       onChange({ pods, state: state ? copy(state) : null });
     };
     this.watchers.add(deliver);
