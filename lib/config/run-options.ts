@@ -19,7 +19,7 @@ import { oneOf, required, secondsMs } from './values.ts';
 /** What one iteration needs from configuration, the same for `khrun run` and the runCheck Lambda. */
 interface IterationSettings {
   checkName: string;
-  /** The lease a runner holds on its run: KHRUN_LEASE_SECONDS, default 30. */
+  /** The lease a runner holds on its run: KHRUN_LEASE_SECONDS, default 150 (ITERATION_DEFAULTS: why). */
   leaseMs: number;
   logLevel: LogLevel;
 }

@@ -70,7 +70,7 @@ export interface TriggerOptions {
   reportTo: { url: string } | { host: string };
   /** Signs the triggered runs' reporting URLs: the server's KHRUN_REPORT_KEY, when configured. */
   reportKey: ReportKey | undefined;
-  /** The lease the server holds on a triggered run: KHRUN_LEASE_SECONDS, default 30. */
+  /** The lease the server holds on a triggered run: KHRUN_LEASE_SECONDS, default 150 (ITERATION_DEFAULTS). */
   leaseMs: number;
 }
 

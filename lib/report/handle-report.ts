@@ -10,6 +10,7 @@ import { acceptReport } from './accept-report.ts';
 import type { ReportCaller } from './authorize-report.ts';
 import { type Caller, type CallerLookup, identifyCaller } from './identify-caller.ts';
 import { gateReport, parseReportBody, type Report } from './parse-report.ts';
+import type { RunRef } from './report-token.ts';
 
 export interface ReportDeps {
   lookup: CallerLookup;
@@ -35,6 +36,15 @@ export interface ReportDeps {
   maxHoldMs?: number;
   /** Waits between those tries; injected by tests (default: a timer). */
   delay?: (ms: number) => Promise<void>;
+  /**
+   * Hands a signed run's report to that run when this process waits for it (a runner's own endpoint, see
+   * lib/run/report-inbox.ts): 'recorded' means the run's outcome was written from it, and the answer is 200;
+   * 'declined' or 'absent' stores it in the khstate as any other report.
+   */
+  deliver?: (
+    run: RunRef,
+    report: { ok: boolean; errors: string[]; atMs: number },
+  ) => Promise<'recorded' | 'declined' | 'absent'>;
 }
 
 export const DEFAULT_API_RETRY_MS = 15_000;
@@ -72,7 +82,8 @@ export interface ReportResponse {
  * The report protocol of Kuberhealthy v2: 200 accepted, 400 for every rejection (Go clients from v2.5 on
  * treat 400 as final), 500 when the state could not be written (clients retry). The URL was authorized
  * (authorizeReport) and the body is checked before any API call, so floods cost the API server nothing; a
- * signed URL names its run, so a genuine report costs one read and one write of the khstate, no pod LIST.
+ * signed URL names its run, so a genuine report costs one read and one write of the khstate, no pod LIST;
+ * none at all when the run is waited for in this process (deps.deliver), which records it as the outcome.
  */
 export async function handleReport(deps: ReportDeps, req: ReportRequest): Promise<ReportResponse> {
   if (req.method === 'GET' && req.body.length === 0) {
@@ -88,6 +99,19 @@ export async function handleReport(deps: ReportDeps, req: ReportRequest): Promis
   // so answering 500 would turn an outage into a check that "exited without reporting" (reportHoldMs).
   // Judged (deadline) and stamped as of its arrival: waiting for the API must not make a report late.
   const arrivedMs = deps.clock.nowMs();
+  if (req.caller.via === 'signed' && deps.deliver) {
+    const report = { ok: gated.report.OK, errors: gated.report.Errors, atMs: arrivedMs };
+    const { run } = req.caller;
+    if ((await deps.deliver(run, report)) === 'recorded') {
+      deps.log.info('report accepted', {
+        check: `${run.namespace}/${run.checkName}`,
+        run: shortId(run.uuid),
+        ok: report.ok,
+        recordedAsOutcome: true,
+      });
+      return { status: 200, message: 'report accepted' };
+    }
+  }
   const deadlineMs = arrivedMs + reportHoldMs(req.caller, arrivedMs, deps);
   const delay = deps.delay ?? ((ms: number) => abortableDelay(ms));
   const write = { uncertain: false };

@@ -2,17 +2,36 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import { type CancelScheduled, type Scheduler, timerScheduler } from '../core/scheduler.ts';
-import type { KubePort } from '../kube/port.ts';
+import { loggableError } from '../kube/errors.ts';
+import type { KubePort, ListedPods } from '../kube/port.ts';
 import type { ActiveRun } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import type { KhState } from '../state/resources.ts';
 import type { RunTimings } from './assess.ts';
 import { startLeaseKeeper } from './lease-keeper.ts';
 import { renewLease } from './renew-lease.ts';
-import { initialWaitMemory, observeWait, type WaitDecision, type WaitObservation } from './wait-observe.ts';
+import type { ReportReceiver } from './report-inbox.ts';
+import {
+  initialWaitMemory,
+  observeWait,
+  type RecordResult,
+  type WaitDecision,
+  type WaitObservation,
+} from './wait-observe.ts';
 
 export type WaitResult =
-  | { kind: 'finished'; outcome: RunOutcome; removePods: boolean; pod: V1Pod | undefined }
+  /**
+   * recorded: the outcome is in the khstate already (written from a delivered report); else the caller
+   * records it, on held: the khstate as this wait last wrote or saw it (its write's precondition).
+   */
+  | {
+      kind: 'finished';
+      outcome: RunOutcome;
+      removePods: boolean;
+      pod: V1Pod | undefined;
+      recorded?: true;
+      held: KhState;
+    }
   /** The invocation was cancelled or ran out of time budget; the run is left for the next one. */
   | { kind: 'interrupted'; reason: string }
   /** Someone else closed the run, or took it over (taken), while we waited. */
@@ -27,13 +46,27 @@ export interface AwaitDeps {
 }
 
 type Target = { namespace: string; checkName: string; run: ActiveRun; initialState: KhState };
-type AwaitOptions = {
+export type AwaitOptions = {
   timings: RunTimings;
   leaseMs: number;
   runner: string;
   /** Cancels the wait (SIGTERM, the invocation's time budget): the result is then 'interrupted'. */
   signal: AbortSignal;
   onPhase?: (phase: string) => void;
+  /** The check's pods as listed just before, with the list's resourceVersion: the pod watch starts there. */
+  podsFrom?: ListedPods;
+  /**
+   * Whether the wait watches the khstate (default true). A run whose pod reports to this process's own
+   * endpoint (deliveries) and that no other runner held hears of its report in-process and of a takeover
+   * from its own writes' preconditions, so it needs no khstate watch.
+   */
+  watchState?: boolean;
+  /** Reports handed in by this process's endpoint (report-inbox.ts), and how their outcome is written. */
+  deliveries?: {
+    open: (receiver: ReportReceiver) => () => void;
+    /** Writes the outcome on held (the khstate as last written or seen), fenced as finishRun is. */
+    record: (outcome: RunOutcome, held: KhState) => Promise<RecordResult>;
+  };
 };
 
 /**
@@ -44,7 +77,34 @@ type AwaitOptions = {
  */
 export async function awaitOutcome(deps: AwaitDeps, target: Target, opts: AwaitOptions): Promise<WaitResult> {
   const stop = new AbortController();
-  const loop = startWaitLoop(deps, target, opts, stop);
+  // Stops renewing once this wait recorded the outcome (the run is closed), or with everything else.
+  const leaseStop = new AbortController();
+  stop.signal.addEventListener('abort', () => leaseStop.abort(), { once: true });
+  let held = target.initialState;
+  let recording: Promise<RecordResult> | undefined;
+  const loop = startWaitLoop(deps, target, opts, stop, {
+    held: () => held,
+    record: (outcome) => {
+      const record = opts.deliveries?.record;
+      if (!record) return;
+      recording = record(outcome, held).catch((error: unknown): RecordResult => {
+        deps.log.warn('could not record the delivered report; it is stored instead', {
+          error: loggableError(error),
+        });
+        return { kind: 'failed' };
+      });
+      void recording.then((result) => {
+        if (result.kind === 'recorded') leaseStop.abort();
+        loop.observe({ kind: 'recorded', result, nowMs: deps.clock.nowMs() });
+      });
+    },
+  });
+  const closeInbox = opts.deliveries?.open(async (report) => {
+    const before = recording;
+    loop.observe({ kind: 'delivered', report, nowMs: deps.clock.nowMs() });
+    if (!recording || recording === before) return 'declined';
+    return (await recording).kind === 'recorded' ? 'recorded' : 'declined';
+  });
   const onCancel = () =>
     loop.observe({ kind: 'cancelled', reason: String(opts.signal.reason ?? 'cancelled') });
   if (opts.signal.aborted) onCancel();
@@ -53,15 +113,19 @@ export async function awaitOutcome(deps: AwaitDeps, target: Target, opts: AwaitO
   const keeping = startLeaseKeeper({
     leaseMs: opts.leaseMs,
     heldUntilMs: target.run.leaseUntilMs,
+    deadlineMs: target.run.deadlineMs,
     clock: deps.clock,
     scheduler: loop.scheduler,
     log: deps.log,
-    signal: stop.signal,
+    signal: leaseStop.signal,
     renew: async () => {
-      const renewal = await renewLease(deps, target, opts);
+      const renewal = await renewLease(deps, target, { leaseMs: opts.leaseMs, held });
       // A renewal's own write reaches the wait through the watch: its response may arrive after a newer
       // version (a report) the watch already delivered, and must not hide it. A lost run is news, though.
-      if (renewal.kind === 'renewed') return 'renewed';
+      if (renewal.kind === 'renewed') {
+        held = renewal.state;
+        return 'renewed';
+      }
       loop.observe({ kind: 'state', state: renewal.state, nowMs: deps.clock.nowMs() });
       return 'lost';
     },
@@ -72,7 +136,12 @@ export async function awaitOutcome(deps: AwaitDeps, target: Target, opts: AwaitO
       checkName: target.checkName,
       runUuid: target.run.uuid,
       signal: stop.signal,
-      onChange: (view) => loop.observe({ kind: 'view', ...view, nowMs: deps.clock.nowMs() }),
+      watchState: opts.watchState ?? true,
+      podsFrom: opts.podsFrom,
+      onChange: (view) => {
+        if (view.state) held = view.state;
+        loop.observe({ kind: 'view', ...view, nowMs: deps.clock.nowMs() });
+      },
       onInterruption: (reason) => deps.log.warn('watch interrupted; resuming', { reason }),
     })
     .catch((error: unknown) => loop.observe({ kind: 'cancelled', reason: `watch failed: ${String(error)}` }));
@@ -82,9 +151,11 @@ export async function awaitOutcome(deps: AwaitDeps, target: Target, opts: AwaitO
     return await loop.result;
   } finally {
     loop.cancelTick();
+    closeInbox?.();
     opts.signal.removeEventListener('abort', onCancel);
     stop.abort();
-    await Promise.all([watching, keeping]);
+    // A record write in flight (cancelled meanwhile) ends before the wait does: nothing lands after it.
+    await Promise.all([watching, keeping, recording]);
   }
 }
 
@@ -97,7 +168,13 @@ export function tickDelayMs(untilMs: number, nowMs: number): number {
 }
 
 /** The reducer's memory and the one wake-up timer; result settles (and aborts stop) on the final decision. */
-function startWaitLoop(deps: AwaitDeps, target: Target, opts: AwaitOptions, stop: AbortController) {
+function startWaitLoop(
+  deps: AwaitDeps,
+  target: Target,
+  opts: AwaitOptions,
+  stop: AbortController,
+  act: { held: () => KhState; record: (outcome: RunOutcome) => void },
+) {
   const scheduler = deps.scheduler ?? timerScheduler;
   const ctx = {
     run: target.run,
@@ -121,8 +198,12 @@ function startWaitLoop(deps: AwaitDeps, target: Target, opts: AwaitOptions, stop
     for (const phase of step.phases) opts.onPhase?.(phase);
     const decision = step.decision;
     if (decision.kind === 'none') return;
+    if (decision.kind === 'record') {
+      act.record(decision.outcome);
+      return;
+    }
     if (decision.kind !== 'wait-until') {
-      settle(resultOf(decision));
+      settle(resultOf(decision, act.held()));
       return;
     }
     const nowMs = o.kind === 'cancelled' ? deps.clock.nowMs() : o.nowMs;
@@ -135,8 +216,11 @@ function startWaitLoop(deps: AwaitDeps, target: Target, opts: AwaitOptions, stop
   return { observe, result, scheduler, cancelTick: () => cancelTick() };
 }
 
-function resultOf(decision: Exclude<WaitDecision, { kind: 'wait-until' | 'none' }>): WaitResult {
+function resultOf(
+  decision: Exclude<WaitDecision, { kind: 'wait-until' | 'none' | 'record' }>,
+  held: KhState,
+): WaitResult {
   if (decision.kind !== 'finish') return decision;
-  const { outcome, removePods, pod } = decision;
-  return { kind: 'finished', outcome, removePods, pod };
+  const { outcome, removePods, pod, recorded } = decision;
+  return { kind: 'finished', outcome, removePods, pod, held, ...(recorded ? { recorded } : {}) };
 }

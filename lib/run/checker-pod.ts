@@ -11,12 +11,20 @@ import { removeCheckerPod } from './remove-pod.ts';
 
 export type PodReady =
   | { kind: 'running' }
-  | { kind: 'created'; name: string }
+  | { kind: 'created'; name: string; pod: V1Pod }
   | { kind: 'failed'; reason: string };
 
-/** Removes unfinished pods of earlier runs and finished ones beyond the newest `keep`. */
-export async function clearEarlierPods(deps: AcquireDeps, check: ValidCheck, runUuid: string, keep: number) {
-  const pods = await deps.kube.listCheckPods(check.namespace, check.name);
+/**
+ * Removes unfinished pods of earlier runs and finished ones beyond the newest `keep`, of the check's pods as
+ * the caller listed them (the same list then starts the run's pod watch).
+ */
+export async function clearEarlierPods(
+  deps: AcquireDeps,
+  check: ValidCheck,
+  runUuid: string,
+  keep: number,
+  pods: V1Pod[],
+) {
   for (const pod of podsToRemove(pods, runUuid, keep)) {
     const removal = await removeCheckerPod(deps, check.namespace, pod.metadata?.name ?? '');
     if (removal.kind !== 'kept')
@@ -34,10 +42,17 @@ export async function ensureCheckerPod(
   deps: AcquireDeps,
   check: ValidCheck,
   run: ActiveRun,
-  opts: { adopted: boolean; reported: boolean; reportingUrl: string; signal: AbortSignal },
+  opts: {
+    adopted: boolean;
+    reported: boolean;
+    reportingUrl: string;
+    signal: AbortSignal;
+    /** The check's pods, listed after the claim. */
+    pods: V1Pod[];
+  },
 ): Promise<PodReady> {
   if (opts.adopted) {
-    const pod = adoptedPodOf(await deps.kube.listCheckPods(check.namespace, check.name), run.uuid);
+    const pod = adoptedPodOf(opts.pods, run.uuid);
     const endpoint = pod && !opts.reported ? await endpointOf(deps, pod, opts) : 'alive';
     const decision = decideAdoptedPod({ pod, reported: opts.reported, endpoint });
     if (decision.kind === 'keep') {
@@ -86,8 +101,7 @@ async function createCheckerPod(
   for (const name of [run.pod, `${run.pod}-${deps.clock.nowMs().toString(36)}`]) {
     try {
       pod.metadata.name = name;
-      await deps.kube.createPod(pod);
-      return { kind: 'created', name };
+      return { kind: 'created', name, pod: await deps.kube.createPod(pod) };
     } catch (error) {
       // An older run's pod can hold the name when two runs start within the same second.
       if (error instanceof WriteConflict) continue;

@@ -4,7 +4,7 @@ import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstat
 import type { RunOutcome } from '../state/outcome.ts';
 import { claimRun, recordOutcome } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
-import { holdingOf } from '../state/run-holder.ts';
+import { type Holding, holdingOf } from '../state/run-holder.ts';
 import type { AcquireDeps } from './acquire.ts';
 import { announceOutcome } from './announce.ts';
 
@@ -25,38 +25,69 @@ export function reconcileWithReport(outcome: RunOutcome, state: KhState, run: Ac
   };
 }
 
+export type WrittenOutcome =
+  | { kind: 'recorded'; outcome: RunOutcome; atMs: number }
+  | { kind: 'lost'; holding: Exclude<Holding, { kind: 'held' }> };
+
+export interface FinishOptions {
+  runner: string;
+  maxAttempts: number;
+  /** The khstate as last written or seen: the write goes on it without a GET, and reads only on a 409. */
+  held?: KhState;
+}
+
 /**
  * Records the outcome and releases the claim in one compare-and-swap write, re-reading and deciding again
- * on conflict. Fenced: only while the run is still held by this invocation (run.holder); returns undefined
- * when it is not (another invocation closed it, or adopted it and will record it itself).
+ * on conflict. Fenced: only while the run is still held by this invocation (run.holder); 'lost' when it is
+ * not (another invocation closed it, or adopted it and will record it itself). Announces nothing.
  */
+export function writeOutcome(
+  deps: AcquireDeps,
+  check: ValidCheck,
+  run: ActiveRun,
+  outcome: RunOutcome,
+  opts: FinishOptions,
+): Promise<WrittenOutcome> {
+  return updateKhStateWithRetry<WrittenOutcome>(deps.kube, check, {
+    writer: 'record',
+    maxAttempts: opts.maxAttempts,
+    log: deps.log,
+    initial: opts.held,
+    decide: (current) => {
+      const holding = holdingOf(current, run);
+      if (holding.kind !== 'held') return done({ kind: 'lost', holding });
+      const { state } = holding;
+      const final = reconcileWithReport(outcome, state, run);
+      const atMs = deps.clock.nowMs();
+      const ctx = { nowMs: atMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
+      return write(recordOutcome(state, run, final, ctx), () => ({ kind: 'recorded', outcome: final, atMs }));
+    },
+  });
+}
+
+/** writeOutcome, then announceRecorded; undefined when the run was no longer this invocation's. */
 export async function finishRun(
   deps: AcquireDeps,
   check: ValidCheck,
   run: ActiveRun,
   outcome: RunOutcome,
-  opts: { runner: string; maxAttempts: number },
+  opts: FinishOptions,
 ): Promise<RunOutcome | undefined> {
-  const recorded = await updateKhStateWithRetry<{ final: RunOutcome; atMs: number } | undefined>(
-    deps.kube,
-    check,
-    {
-      writer: 'record',
-      maxAttempts: opts.maxAttempts,
-      log: deps.log,
-      decide: (current) => {
-        const holding = holdingOf(current, run);
-        if (holding.kind !== 'held') return done(undefined);
-        const { state } = holding;
-        const final = reconcileWithReport(outcome, state, run);
-        const atMs = deps.clock.nowMs();
-        const ctx = { nowMs: atMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
-        return write(recordOutcome(state, run, final, ctx), () => ({ final, atMs }));
-      },
-    },
-  );
-  if (!recorded) return undefined;
-  const { final, atMs } = recorded;
+  const written = await writeOutcome(deps, check, run, outcome, opts);
+  if (written.kind !== 'recorded') return undefined;
+  await announceRecorded(deps, check, run, written, opts.runner);
+  return written.outcome;
+}
+
+/** Logs a recorded outcome and emits its Event (best effort: the khstate is the truth). */
+export async function announceRecorded(
+  deps: AcquireDeps,
+  check: ValidCheck,
+  run: ActiveRun,
+  recorded: { outcome: RunOutcome; atMs: number },
+  runner: string,
+): Promise<void> {
+  const { outcome: final, atMs } = recorded;
   deps.log.info('outcome recorded', {
     run: shortId(run.uuid),
     outcome: final.kind,
@@ -64,8 +95,7 @@ export async function finishRun(
     durationMs: final.durationMs,
     ...(final.ok ? {} : { error: final.errors[0] }),
   });
-  await announceOutcome(deps, check, { runUuid: run.uuid, outcome: final, atMs, runner: opts.runner });
-  return final;
+  await announceOutcome(deps, check, { runUuid: run.uuid, outcome: final, atMs, runner });
 }
 
 /**

@@ -10,10 +10,12 @@ import { type AcquireDeps, acquireRun } from './acquire.ts';
 import { DEFAULT_TIMINGS, type RunTimings } from './assess.ts';
 import { awaitOutcome, type WaitResult } from './await-outcome.ts';
 import { clearEarlierPods, ensureCheckerPod, removeRunPods } from './checker-pod.ts';
+import { runDeliveries } from './deliveries.ts';
 import { CheckNotFoundError } from './errors.ts';
 import { finishRun, releaseRun } from './finish.ts';
 import { awaitHandOver } from './hand-over.ts';
 import { recordInvalidCheck } from './invalid-check.ts';
+import type { ReportInbox } from './report-inbox.ts';
 
 export interface IterationConfig {
   namespace: string;
@@ -32,6 +34,11 @@ export interface IterationConfig {
   hostsReports?: boolean;
   /** The URL checker pods report to (KH_REPORTING_URL): fixed, or signed for each run (report-token.ts). */
   reportingUrl: ReportingUrl;
+  /**
+   * Where the endpoint this process hosts hands in reports for runs waited for here (report-inbox.ts): the
+   * run records its outcome from one in a single write. A run that is not adopted then watches no khstate.
+   */
+  inbox?: ReportInbox;
   timings?: RunTimings;
   leaseMs?: number;
   keepFinishedPods?: number;
@@ -56,7 +63,13 @@ export type IterationResult =
   | { kind: 'interrupted'; runUuid: string; reason: string }
   | { kind: 'check-deleted'; runUuid: string };
 
-export const ITERATION_DEFAULTS = { leaseMs: 30_000, keepFinishedPods: 3, maxConflictRetries: 8 } as const;
+/**
+ * leaseMs: 150 s, renewed every 60 s (lease-keeper.ts), so a long check costs one lease write a minute and a
+ * failed renewal still leaves 90 s to retry in. The price: a runner that is killed has its run adopted up to
+ * 150 s later (30 s before), never later than the run's deadline (leaseUntil clamps the lease to it, so a
+ * check shorter than the lease is never renewed at all).
+ */
+export const ITERATION_DEFAULTS = { leaseMs: 150_000, keepFinishedPods: 3, maxConflictRetries: 8 } as const;
 
 type Settings = Required<Pick<IterationConfig, 'leaseMs' | 'keepFinishedPods' | 'maxConflictRetries'>>;
 
@@ -97,7 +110,9 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
   }
   const { run, adopted } = acquired;
   phase(adopted ? 'adopted' : 'claimed', { run: shortId(run.uuid) });
-  await clearEarlierPods(deps, check, run.uuid, settings.keepFinishedPods);
+  // One list of the check's pods: clears earlier pods, finds an adopted run's, and starts the pod watch.
+  const listed = await deps.kube.listCheckPodsAt(check.namespace, check.name);
+  await clearEarlierPods(deps, check, run.uuid, settings.keepFinishedPods, listed.pods);
   const reported = readAcceptedReport(acquired.state)?.uuid === run.uuid;
   const runRef = {
     namespace: check.namespace,
@@ -106,39 +121,57 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
     deadlineMs: run.deadlineMs,
   };
   const reportingUrl = reportingUrlFor(cfg.reportingUrl, runRef);
-  const pod = await ensureCheckerPod(deps, check, run, {
-    adopted,
-    reported,
-    reportingUrl,
-    signal: cfg.signal,
-  });
-  if (pod.kind === 'failed') {
-    const outcome: RunOutcome = {
-      kind: OutcomeKind.ExecutionError,
-      ok: false,
-      errors: [executionError(check.namespace, check.name, pod.reason)],
-      node: '',
-      durationMs: Math.max(0, deps.clock.nowMs() - run.startedAtMs),
-    };
-    const recorded = await finishRun(deps, check, run, outcome, {
-      runner: cfg.runner,
-      maxAttempts: settings.maxConflictRetries,
-    });
-    return { kind: 'recorded', runUuid: run.uuid, outcome: recorded ?? outcome, adopted };
-  }
-  if (pod.kind === 'created') phase('pod created', { pod: pod.name });
-  const waited = await awaitOutcome(
-    deps,
-    { namespace: check.namespace, checkName: check.name, run, initialState: acquired.state },
-    {
-      timings: cfg.timings ?? DEFAULT_TIMINGS,
-      leaseMs: settings.leaseMs,
-      runner: cfg.runner,
+  const maxAttempts = settings.maxConflictRetries;
+  const inbox =
+    cfg.inbox && runDeliveries(deps, check, run, cfg.inbox, { runRef, runner: cfg.runner, maxAttempts });
+  try {
+    const pod = await ensureCheckerPod(deps, check, run, {
+      adopted,
+      reported,
+      reportingUrl,
       signal: cfg.signal,
-      onPhase: (p) => phase(p),
-    },
-  );
-  return conclude(deps, check, { run, adopted, waited, cfg, settings });
+      pods: listed.pods,
+    });
+    if (pod.kind === 'failed') {
+      const outcome: RunOutcome = {
+        kind: OutcomeKind.ExecutionError,
+        ok: false,
+        errors: [executionError(check.namespace, check.name, pod.reason)],
+        node: '',
+        durationMs: Math.max(0, deps.clock.nowMs() - run.startedAtMs),
+      };
+      const held = acquired.state;
+      const recorded = await finishRun(deps, check, run, outcome, { runner: cfg.runner, maxAttempts, held });
+      return { kind: 'recorded', runUuid: run.uuid, outcome: recorded ?? outcome, adopted };
+    }
+    if (pod.kind === 'created') phase('pod created', { pod: pod.name });
+    const created = pod.kind === 'created' ? [pod.pod] : [];
+    const waited = await awaitOutcome(
+      deps,
+      { namespace: check.namespace, checkName: check.name, run, initialState: acquired.state },
+      {
+        timings: cfg.timings ?? DEFAULT_TIMINGS,
+        leaseMs: settings.leaseMs,
+        runner: cfg.runner,
+        signal: cfg.signal,
+        onPhase: (p) => phase(p),
+        podsFrom: listed.resourceVersion ? { ...listed, pods: [...listed.pods, ...created] } : undefined,
+        // Reports reach this run in-process, a takeover shows in its writes' preconditions: no khstate watch,
+        // unless it adopted the run (the run's pod may report elsewhere, and its report lands in the khstate).
+        watchState: !inbox || adopted,
+        deliveries: inbox?.deliveries,
+      },
+    );
+    if (waited.kind === 'finished' && waited.recorded) {
+      await inbox?.announced();
+      // The recording write was the fence: the run is closed, by us, so its pods are ours to remove.
+      if (waited.removePods) await removeRunPods(deps, check, run.uuid);
+      return { kind: 'recorded', runUuid: run.uuid, outcome: waited.outcome, adopted };
+    }
+    return await conclude(deps, check, { run, adopted, waited, cfg, settings });
+  } finally {
+    inbox?.close();
+  }
 }
 
 /** Turns the wait's result into the iteration's: records the outcome, or leaves the run as it must be. */
@@ -182,7 +215,11 @@ async function conclude(
     return { kind: 'check-deleted', runUuid: run.uuid };
   }
   cfg.onPhase?.('recording', { outcome: waited.outcome.kind });
-  const recorded = await finishRun(deps, check, run, waited.outcome, { runner: cfg.runner, maxAttempts });
+  const recorded = await finishRun(deps, check, run, waited.outcome, {
+    runner: cfg.runner,
+    maxAttempts,
+    held: waited.held,
+  });
   if (!recorded) return superseded;
   // The recording write was the fence: the run is closed, by us, so its pods are ours to remove.
   if (waited.removePods) await removeRunPods(deps, check, run.uuid);

@@ -15,6 +15,11 @@ export interface LeaseKeeperOptions {
   clock: Clock;
   /** When the lease held at the start runs out (the claim's or adoption's leaseUntilMs). */
   heldUntilMs: number;
+  /**
+   * The run's deadline: a lease is never written past it (leaseUntil), so once the lease held reaches it
+   * there is nothing left to renew, and a check shorter than the lease is never renewed at all.
+   */
+  deadlineMs?: number;
   log: Log;
   /** Stops the keeper: no renewal starts once it aborted. */
   signal: AbortSignal;
@@ -28,8 +33,19 @@ export interface LeaseKeeperOptions {
 export const MIN_RENEW_INTERVAL_MS = 200;
 
 /**
- * Keeps a run's lease alive while its runner waits: renews every half lease, so one failed renewal still
- * leaves half a lease to retry in. A failed renewal is logged (a write conflict at debug, anything else as a
+ * Renewals are never further apart than this: each is one etcd write, so a long check costs at most one a
+ * minute, and a lease longer than two intervals survives a failed renewal with time to retry.
+ */
+export const MAX_RENEW_INTERVAL_MS = 60_000;
+
+/** How often a lease of leaseMs is renewed: every half lease, at most once a minute. */
+export function renewIntervalMs(leaseMs: number): number {
+  return Math.max(MIN_RENEW_INTERVAL_MS, Math.min(leaseMs / 2, MAX_RENEW_INTERVAL_MS));
+}
+
+/**
+ * Keeps a run's lease alive while its runner waits: renews every half lease but at most once a minute
+ * (renewIntervalMs), so one failed renewal still leaves at least half a lease to retry in. A failed renewal is logged (a write conflict at debug, anything else as a
  * warning) and retried at once with a capped doubling back-off (100, 200, 400 … ms), then the half-lease
  * rhythm resumes. A live runner never lets its lease lapse without saying so: the first failure past the
  * lease's end warns that another invocation may adopt the run, and the renewal that follows re-checks
@@ -42,7 +58,8 @@ export const MIN_RENEW_INTERVAL_MS = 200;
  */
 export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
   const { signal, scheduler, log } = opts;
-  const intervalMs = Math.max(MIN_RENEW_INTERVAL_MS, opts.leaseMs / 2);
+  const deadlineMs = opts.deadlineMs ?? Number.POSITIVE_INFINITY;
+  const intervalMs = renewIntervalMs(opts.leaseMs);
   const retryMaxMs = Math.min(opts.retryMaxMs ?? 5_000, intervalMs);
   const retryDelayMs = (failures: number) =>
     Math.min(retryMaxMs, (opts.retryInitialMs ?? 100) * 2 ** (failures - 1));
@@ -77,10 +94,10 @@ export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
             lapsedForMs,
             failures,
           });
-        heldUntilMs = startedMs + opts.leaseMs;
+        heldUntilMs = Math.min(startedMs + opts.leaseMs, deadlineMs);
         lapseAnnounced = false;
         failures = 0;
-        return intervalMs;
+        return heldUntilMs >= deadlineMs ? undefined : intervalMs;
       } catch (error) {
         failures += 1;
         const retryInMs = retryDelayMs(failures);
@@ -107,7 +124,7 @@ export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
       else cancelNext = scheduler.schedule(() => void renewAndReschedule(), nextInMs);
     };
 
-    if (signal.aborted) {
+    if (signal.aborted || heldUntilMs >= deadlineMs) {
       resolve();
       return;
     }

@@ -21,7 +21,8 @@ export type LeaseRenewal =
 export const LEASE_MAX_ATTEMPTS = 8;
 
 /**
- * One renewal of the run's lease, as a compare-and-swap loop: while the khstate's active run is still this
+ * One renewal of the run's lease, as a compare-and-swap loop (on the held version, so one PUT when nobody
+ * wrote since): while the khstate's active run is still this
  * one AND held by this invocation (run.holder), writes it back held until now + leaseMs (never past the
  * deadline); a conflict (a report, most likely) reads again. A run another invocation adopted is never
  * taken back: that is 'not-ours', and the caller steps down. The writer is 'lease' (user agent
@@ -30,7 +31,14 @@ export const LEASE_MAX_ATTEMPTS = 8;
 export function renewLease(
   deps: { kube: KubePort; clock: Clock; log?: Log },
   target: { namespace: string; checkName: string; run: ActiveRun },
-  opts: { leaseMs: number },
+  opts: {
+    leaseMs: number;
+    /**
+     * The khstate as this runner last wrote or saw it: the renewal writes on it without a GET (its
+     * resourceVersion is the precondition) and reads only after a conflict. Omit it to read first.
+     */
+    held?: KhState;
+  },
 ): Promise<LeaseRenewal> {
   return updateKhStateWithRetry<LeaseRenewal>(
     deps.kube,
@@ -38,6 +46,7 @@ export function renewLease(
     {
       writer: 'lease',
       maxAttempts: LEASE_MAX_ATTEMPTS,
+      initial: opts.held,
       log: deps.log,
       decide: (current) => {
         const holding = holdingOf(current, target.run);

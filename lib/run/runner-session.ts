@@ -19,6 +19,7 @@ import type { RunTimings } from './assess.ts';
 import { httpEndpointProbe } from './endpoint-probe.ts';
 import { kubeEventSink } from './events.ts';
 import { type IterationResult, runIteration } from './iteration.ts';
+import { reportInbox } from './report-inbox.ts';
 
 export type ReportHosting =
   /** key: the deployment's (KHRUN_REPORT_KEY), to sign each run's URL; without it pods get url as is. */
@@ -67,7 +68,9 @@ export interface RunnerSession {
 
 /**
  * Opens a session: starts the report endpoint this process hosts (a key of its own, nothing but signed URLs,
- * only the session's namespaces), unless an external one is configured.
+ * only the session's namespaces), unless an external one is configured. A report it receives for a run
+ * this session waits on is handed to that run (report-inbox.ts, by run UUID, across concurrent runs) and
+ * recorded as its outcome in one write; any other is stored in its khstate, as an external endpoint does.
  */
 export async function openRunnerSession(opts: RunnerSessionOptions): Promise<RunnerSession> {
   // Decides by the API server's time: leases and deadlines are compared with times other machines wrote.
@@ -76,6 +79,8 @@ export async function openRunnerSession(opts: RunnerSessionOptions): Promise<Run
   const namespaces = [...new Set(opts.namespaces)];
   let server: RunningServer | undefined;
   let reportingUrl: ReportingUrl;
+  // Reports to the endpoint hosted here, for runs waited for here, become their outcome in one write.
+  const inbox = opts.report.kind === 'hosted' ? reportInbox() : undefined;
   if (opts.report.kind === 'external') {
     const { url, key } = opts.report;
     reportingUrl = key ? (run) => signedReportUrl(url, key, run) : url;
@@ -88,6 +93,7 @@ export async function openRunnerSession(opts: RunnerSessionOptions): Promise<Run
         clock,
         log: opts.log,
         server: opts.runner,
+        deliver: inbox?.deliver,
       },
       {
         host: opts.report.host,
@@ -121,6 +127,7 @@ export async function openRunnerSession(opts: RunnerSessionOptions): Promise<Run
         holder: `${opts.runner}/${randomUUID()}`,
         hostsReports,
         reportingUrl,
+        inbox,
         signal: check.signal,
         timings: check.timings,
         leaseMs: opts.leaseMs,

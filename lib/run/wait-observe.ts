@@ -1,10 +1,11 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
-import { type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
+import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import type { KhState } from '../state/resources.ts';
-import { holdingOf, lostReason } from '../state/run-holder.ts';
+import { type Holding, holdingOf, lostReason } from '../state/run-holder.ts';
 import { assessRun, isPodTerminal, type RunTimings } from './assess.ts';
+import type { DeliveredReport } from './report-inbox.ts';
 
 /** What stays fixed while one run is waited for. */
 export interface WaitContext {
@@ -29,9 +30,21 @@ export interface WaitMemory {
   /** The pod phase last announced ('' before the first). */
   lastPhase: string;
   reportSeen: boolean;
+  /** A report handed in by this process's endpoint, its outcome being written (the 'record' decision). */
+  delivered?: DeliveredReport;
+  /** The outcome this wait wrote from a delivered report; the run is closed, the pod gets its exit grace. */
+  recorded?: { outcome: RunOutcome; reportAtMs: number };
   /** A final decision was made; later observations decide nothing. */
   over: boolean;
 }
+
+/** How the 'record' decision's write ended, as the driver observes it back. */
+export type RecordResult =
+  | { kind: 'recorded'; outcome: RunOutcome }
+  /** The run was no longer this invocation's: nothing was written. */
+  | { kind: 'lost'; holding: Exclude<Holding, { kind: 'held' }> }
+  /** The write failed (an unreachable API server, conflicts without end): the report goes the usual way. */
+  | { kind: 'failed' };
 
 export type WaitObservation =
   /** The watch's consistent view of the run's pods and the khstate (null: the watch holds none). */
@@ -41,10 +54,20 @@ export type WaitObservation =
   /** Time passed: the moment the last decision asked to be woken at, or earlier. */
   | { kind: 'tick'; nowMs: number }
   /** The invocation was cancelled, or the watch failed for good. */
-  | { kind: 'cancelled'; reason: string };
+  | { kind: 'cancelled'; reason: string }
+  /** A report for this run, handed in by the endpoint this process hosts: taken when the decision is 'record'. */
+  | { kind: 'delivered'; report: DeliveredReport; nowMs: number }
+  /** The 'record' decision's write ended. */
+  | { kind: 'recorded'; result: RecordResult; nowMs: number };
 
 export type WaitDecision =
-  | { kind: 'finish'; outcome: RunOutcome; removePods: boolean; pod: V1Pod | undefined }
+  /** recorded: the outcome is written already (from a delivered report); else the driver records it. */
+  | { kind: 'finish'; outcome: RunOutcome; removePods: boolean; pod: V1Pod | undefined; recorded?: true }
+  /**
+   * Write this outcome now (the delivered report's) and observe how that ended ('recorded'); the wait goes
+   * on meanwhile, so a pod that keeps running after its report still gets its exit grace, on the same watch.
+   */
+  | { kind: 'record'; outcome: RunOutcome }
   /**
    * The run is no longer this invocation's: closed by someone else, or taken over (adopted) by another
    * invocation after this one's lease lapsed (taken: true; the run goes on, under its new holder).
@@ -108,11 +131,81 @@ export function observeWait(ctx: WaitContext, memory: WaitMemory, o: WaitObserva
       return decide(ctx, { ...memory, state: o.state }, o.nowMs);
     case 'tick':
       return decide(ctx, memory, o.nowMs);
+    case 'delivered':
+      return takeDelivery(ctx, memory, o.report, o.nowMs);
+    case 'recorded':
+      return afterRecord(ctx, memory, o.result, o.nowMs);
   }
+}
+
+/**
+ * Takes a delivered report as the run's outcome when the run would have accepted it into its khstate
+ * (accept-report.ts): still this invocation's, before its deadline, the first report, nothing decided yet.
+ * Anything else is declined (decision 'none'), and the endpoint stores the report as any other.
+ */
+function takeDelivery(
+  ctx: WaitContext,
+  memory: WaitMemory,
+  report: DeliveredReport,
+  nowMs: number,
+): WaitStep {
+  const none: WaitStep = { memory, decision: { kind: 'none' }, phases: [] };
+  if (memory.delivered || memory.recorded || report.atMs > ctx.run.deadlineMs) return none;
+  if (holdingOf(memory.state, ctx.run).kind !== 'held') return none;
+  if (readAcceptedReport(memory.state)?.uuid === ctx.run.uuid) return none;
+  const outcome: RunOutcome = {
+    kind: report.ok ? OutcomeKind.Succeeded : OutcomeKind.Failed,
+    ok: report.ok,
+    errors: report.errors,
+    node: memory.pod?.spec?.nodeName ?? '',
+    durationMs: Math.max(0, report.atMs - ctx.run.startedAtMs),
+    reportedAtMs: report.atMs,
+  };
+  const phases = memory.reportSeen ? [] : ['report received'];
+  return {
+    memory: { ...memory, delivered: report, reportSeen: true },
+    decision: { kind: 'record', outcome },
+    phases,
+  };
+}
+
+/** The record write ended: the pod's exit grace begins, the run was lost, or the wait goes on as before. */
+function afterRecord(ctx: WaitContext, memory: WaitMemory, result: RecordResult, nowMs: number): WaitStep {
+  const reportAtMs = memory.delivered?.atMs ?? nowMs;
+  const next: WaitMemory = { ...memory, delivered: undefined };
+  if (result.kind === 'lost') {
+    const lost = { kind: 'lost', reason: lostReason(result.holding), taken: result.holding.kind === 'taken' };
+    return final({ memory: next, phases: [] }, lost as WaitDecision);
+  }
+  if (result.kind === 'recorded') next.recorded = { outcome: result.outcome, reportAtMs };
+  return decide(ctx, next, nowMs);
+}
+
+/**
+ * After its outcome was recorded from a delivered report: the pod exits by itself (kept, as any finished
+ * pod), or is removed once exitGraceMs passed since the report (a sidecar that never stops).
+ */
+function exitGrace(ctx: WaitContext, memory: WaitMemory, nowMs: number): WaitStep {
+  const recorded = memory.recorded as NonNullable<WaitMemory['recorded']>;
+  const { pod } = memory;
+  const finish = (removePods: boolean) =>
+    final(
+      { memory, phases: notice(memory, ctx.run.uuid, nowMs).phases },
+      { kind: 'finish', outcome: recorded.outcome, removePods, pod, recorded: true },
+    );
+  if (!pod || isPodTerminal(pod)) return finish(false);
+  const graceEndMs = recorded.reportAtMs + ctx.timings.exitGraceMs;
+  if (nowMs >= graceEndMs) return finish(true);
+  const noticed = notice(memory, ctx.run.uuid, nowMs);
+  return { ...noticed, decision: { kind: 'wait-until', untilMs: graceEndMs } };
 }
 
 function decide(ctx: WaitContext, memory: WaitMemory, nowMs: number): WaitStep {
   const { run } = ctx;
+  // The run is closed by our own write (a watched khstate shows it so): only the pod's exit is left.
+  if (memory.recorded) return exitGrace(ctx, memory, nowMs);
+  // Our write is in flight: nothing else is decided until it ended, also not what the watch shows of it.
+  if (memory.delivered) return { memory, decision: { kind: 'none' }, phases: [] };
   const holding = holdingOf(memory.state, run);
   if (holding.kind !== 'held') {
     const lost = { kind: 'lost', reason: lostReason(holding), taken: holding.kind === 'taken' } as const;

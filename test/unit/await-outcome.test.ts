@@ -165,11 +165,11 @@ describe('awaitOutcome', () => {
 
   it('retries a failed renewal at once and logs it', async () => {
     const kube = new FakeKube();
-    const read = kube.readState.bind(kube);
+    const replace = kube.replaceState.bind(kube);
     let failures = 1;
-    kube.readState = async (namespace, name) => {
+    kube.replaceState = async (state) => {
       if (failures-- > 0) throw new Error('etcdserver: request timed out');
-      return read(namespace, name);
+      return replace(state);
     };
     const h = harness({ kube });
     h.start();

@@ -59,18 +59,18 @@ describe('run options: the CLI and the runCheck Lambda agree', () => {
 
   it('the lease message says what to do', () => {
     expect(configError(() => lambda({ KHRUN_LEASE_SECONDS: 'abc' })).message).toBe(
-      'KHRUN_LEASE_SECONDS="abc": must be a positive number of seconds; give a number such as 30, or leave it unset for the default (30)',
+      'KHRUN_LEASE_SECONDS="abc": must be a positive number of seconds; give a number such as 150, or leave it unset for the default (150)',
     );
   });
 
-  it('gives the same defaults: namespace default, lease 30 s, log level INFO', () => {
+  it('gives the same defaults: namespace default, lease 150 s, log level INFO', () => {
     const fromCli = cli({});
     const fromLambda = lambda({});
     for (const options of [fromCli, fromLambda]) {
       expect(options).toMatchObject({
         checkName: 'c',
         namespace: 'default',
-        leaseMs: 30_000,
+        leaseMs: 150_000,
         logLevel: 'INFO',
       });
     }

@@ -41,7 +41,7 @@ describe('the run trigger of khrun serve', () => {
       maxRuns: 4,
       maxWaitMs: 300_000,
       reportTo: { host: '10.1.2.3' },
-      leaseMs: 30_000,
+      leaseMs: 150_000,
     });
     expect(serve({ KHRUN_TRIGGER_TOKEN: TOKEN, POD_IP: '10.1.2.3' }).trigger?.token).toBe(TOKEN);
   });

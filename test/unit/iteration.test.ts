@@ -5,7 +5,12 @@ import { acceptReport } from '../../lib/report/accept-report.ts';
 import type { AcquireDeps } from '../../lib/run/acquire.ts';
 import type { EndpointState } from '../../lib/run/endpoint-probe.ts';
 import { CheckNotFoundError } from '../../lib/run/errors.ts';
-import { type IterationConfig, type IterationResult, runIteration } from '../../lib/run/iteration.ts';
+import {
+  ITERATION_DEFAULTS,
+  type IterationConfig,
+  type IterationResult,
+  runIteration,
+} from '../../lib/run/iteration.ts';
 import {
   type ActiveRun,
   ANNOTATION,
@@ -259,7 +264,7 @@ describe('runIteration: a run from claim to record', () => {
       pod: POD1,
       runner: 'runner-a',
       holder: HOLDER,
-      leaseUntilMs: T0 + 30_000,
+      leaseUntilMs: T0 + ITERATION_DEFAULTS.leaseMs,
     });
     expect(pod.metadata?.name).toBe('dns-1709634030');
     expect(pod.metadata?.namespace).toBe(NS);
@@ -540,7 +545,7 @@ describe('runIteration: the run slot', () => {
       ...orphan,
       runner: 'runner-a',
       holder: HOLDER,
-      leaseUntilMs: T0 + 30_000,
+      leaseUntilMs: T0 + ITERATION_DEFAULTS.leaseMs,
     });
     await vi.advanceTimersByTimeAsync(1_000);
     await reportFrom(h.kube, orphan.pod, { OK: true, Errors: [] });
