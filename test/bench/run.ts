@@ -15,7 +15,12 @@ import {
 } from './fleet-sections.ts';
 import { kuberhealthyMarkdown } from './kh-readme.ts';
 import { kuberhealthyImages, measureKuberhealthy } from './kuberhealthy-baseline.ts';
-import { createBenchCheck, type IterationSample, measureIteration } from './overhead.ts';
+import {
+  createBenchCheck,
+  INSTANT_RUN_REQUEST_BUDGET,
+  type IterationSample,
+  measureIteration,
+} from './overhead.ts';
 import { regenerateReadme } from './readme.ts';
 import { renderPerformance } from './readme-render.ts';
 import type { ExitedProcess } from './scale.ts';
@@ -146,7 +151,13 @@ try {
       khrunOwnMs: summarize(samples.map((s) => s.overheadMs - s.podStartMs)),
       requests: summarize(samples.map((s) => s.requests.total)),
       requestsByVerb: samples[samples.length - 1]?.requests.byVerbResource,
+      requestBudget: INSTANT_RUN_REQUEST_BUDGET,
     };
+    const over = samples.filter((s) => s.requests.total > INSTANT_RUN_REQUEST_BUDGET).length;
+    if (over > 0)
+      log(
+        `  overhead: ${over} of ${samples.length} runs cost more than ${INSTANT_RUN_REQUEST_BUDGET} requests`,
+      );
     results.overhead = overhead;
   }
 
