@@ -9,6 +9,7 @@ import {
   ServerConfiguration,
   VersionApi,
 } from '@kubernetes/client-node';
+import { keepAliveAuth } from './keep-alive.ts';
 import { apiServerClock, type ServerClock } from './server-clock.ts';
 
 /**
@@ -42,7 +43,8 @@ export function apiClient<T extends ApiType>(kc: KubeConfig, type: ApiConstructo
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const base = createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kc },
+    // One keep-alive connection pool per KubeConfig instead of a new agent per request (keep-alive.ts).
+    authMethods: { default: keepAliveAuth(kc) },
   });
   return new type({ ...base, httpApi: timedHttpLibrary(base.httpApi, apiServerClock(kc)) });
 }
