@@ -17,8 +17,8 @@ export interface RunDeliveries {
 
 /**
  * Takes the run's place in the inbox (before its pod is created, so no report is missed) and says how a
- * delivered report is recorded: one write of the outcome on the khstate the wait holds, fenced as every
- * record is (finish.ts). The endpoint answers once that write landed; the Event follows, and the iteration
+ * delivered report is recorded: one write of the outcome, and of the report as the endpoint would have
+ * stored it, on the khstate the wait holds, fenced as every record is (finish.ts). The endpoint answers once that write landed; the Event follows, and the iteration
  * awaits it before it returns.
  */
 export function runDeliveries(
@@ -34,10 +34,18 @@ export function runDeliveries(
     deliveries: {
       open: (receiver) => held.attach(receiver),
       record: async (outcome, state) => {
+        const report = {
+          uuid: run.uuid,
+          atMs: outcome.reportedAtMs ?? deps.clock.nowMs(),
+          ok: outcome.ok,
+          errors: outcome.errors,
+          pod: run.pod,
+        };
         const written = await writeOutcome(deps, check, run, outcome, {
           runner: opts.runner,
           maxAttempts: opts.maxAttempts,
           held: state,
+          report,
         });
         if (written.kind === 'recorded')
           announcing = announceRecorded(deps, check, run, written, opts.runner);

@@ -1,8 +1,8 @@
 import { shortId } from '../core/ids.ts';
 import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
-import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
+import { type AcceptedReport, type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
-import { claimRun, recordOutcome } from '../state/record.ts';
+import { claimRun, recordOutcome, storeReport } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import { type Holding, holdingOf } from '../state/run-holder.ts';
 import type { AcquireDeps } from './acquire.ts';
@@ -34,6 +34,11 @@ export interface FinishOptions {
   maxAttempts: number;
   /** The khstate as last written or seen: the write goes on it without a GET, and reads only on a 409. */
   held?: KhState;
+  /**
+   * The report the outcome comes from, when it reached this process's endpoint: kept in the same write,
+   * so the khstate reads as if the endpoint had stored it first (`khrun describe` shows it).
+   */
+  report?: AcceptedReport;
 }
 
 /**
@@ -56,7 +61,9 @@ export function writeOutcome(
     decide: (current) => {
       const holding = holdingOf(current, run);
       if (holding.kind !== 'held') return done({ kind: 'lost', holding });
-      const { state } = holding;
+      const state = opts.report
+        ? storeReport(holding.state, opts.report, { server: opts.runner })
+        : holding.state;
       const final = reconcileWithReport(outcome, state, run);
       const atMs = deps.clock.nowMs();
       const ctx = { nowMs: atMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };

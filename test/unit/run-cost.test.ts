@@ -11,6 +11,7 @@ import {
   type ActiveRun,
   ANNOTATION,
   newKhState,
+  readAcceptedReport,
   readActiveRun,
   readLastOutcome,
 } from '../../lib/state/khstate.ts';
@@ -160,6 +161,8 @@ describe('the API cost of a run whose pod reports at once to the endpoint its ru
     expect(readActiveRun(state)).toBeUndefined();
     expect(readLastOutcome(state)).toMatchObject({ uuid: U1, kind: 'Failed' });
     expect(state?.spec.OK).toBe(false);
+    // The report is kept as the endpoint would have stored it (khrun describe shows it).
+    expect(readAcceptedReport(state)).toMatchObject({ uuid: U1, ok: false, errors: ['dns lookup failed'] });
     // The run waits for its pod to exit (exitGraceMs), on the watch it has.
     await settle();
     expect(h.kube.watching).toBe(1);
