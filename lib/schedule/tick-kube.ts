@@ -114,7 +114,7 @@ export function jobDispatcher(opts: {
   template: V1PodTemplateSpec;
   jobOptions: RunJobOptions;
 }): Dispatcher {
-  const batch = opts.kc.makeApiClient(BatchV1Api);
+  const batch = apiClient(opts.kc, BatchV1Api);
   const create = async (body: V1Job) => {
     try {
       await batch.createNamespacedJob({ namespace: opts.namespace, body });
