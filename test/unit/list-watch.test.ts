@@ -166,6 +166,23 @@ describe('runListWatch', () => {
     expect(watch.aborted).toBe(true);
   });
 
+  it('starts from a list the caller made (from): no list of its own, its items first, then the watch', async () => {
+    const h = harness({ from: { items: [obj('a', '10'), obj('b', '12')], resourceVersion: '11' } });
+    const running = h.start();
+    const watch = await watchNumber(h, 1);
+    expect(h.transport.lists).toEqual([]);
+    expect(watch.query.resourceVersion).toBe('11');
+    watch.event('DELETED', obj('a', '13'));
+    expect(h.sets).toEqual([['a@10', 'b@12'], ['b@12']]);
+    // A 410 later lists as usual, with the same selectors.
+    h.transport.listAnswers = [listOf('20', obj('b', '14'))];
+    watch.event('ERROR', { metadata: {}, code: 410 });
+    await watchNumber(h, 2);
+    expect(h.transport.lists).toEqual([{ labelSelector: 'app=dns', fieldSelector: undefined }]);
+    h.controller.abort();
+    await running;
+  });
+
   it('resumes a watch the server closed from the last resourceVersion, without listing or waiting', async () => {
     const h = harness();
     h.transport.listAnswers = [listOf('10', obj('a', '10'))];
