@@ -331,3 +331,92 @@ describe('pickRunPod', () => {
     expect(pickRunPod(pods, UUID)?.metadata?.name).toBe(picked);
   });
 });
+
+describe('observeWait: a report delivered in-process', () => {
+  const primed = (state: KhState = LIVE, p: V1Pod | undefined = pod('Running')): WaitMemory =>
+    observeWait(CTX, initialWaitMemory(state, true), {
+      kind: 'view',
+      pods: p ? [p] : [],
+      state,
+      nowMs: T0 + 1_000,
+    }).memory;
+  const delivered = (atMs: number, ok = true): WaitObservation => ({
+    kind: 'delivered',
+    report: { ok, errors: ok ? [] : ['boom'], atMs },
+    nowMs: atMs,
+  });
+
+  it('asks for the outcome to be written at once, while the pod still runs, and announces the report', () => {
+    const step = observeWait(CTX, primed(), delivered(T0 + 2_000, false));
+    expect(step.decision).toEqual({
+      kind: 'record',
+      outcome: {
+        kind: 'Failed',
+        ok: false,
+        errors: ['boom'],
+        node: 'node-1',
+        durationMs: 2_000,
+        reportedAtMs: T0 + 2_000,
+      },
+    });
+    expect(step.phases).toEqual(['report received']);
+  });
+
+  it('declines a report past the deadline, after a stored one, for a run not held, or a second one', () => {
+    const none = { kind: 'none' };
+    expect(observeWait(CTX, primed(), delivered(RUN.deadlineMs + 1)).decision).toEqual(none);
+    expect(observeWait(CTX, primed(REPORTED), delivered(T0 + 3_000)).decision).toEqual(none);
+    const taken = stateWith({ ...RUN, holder: 'someone-else' });
+    expect(observeWait(CTX, { ...primed(), state: taken }, delivered(T0 + 3_000)).decision).toEqual(none);
+    const first = observeWait(CTX, primed(), delivered(T0 + 2_000));
+    expect(observeWait(CTX, first.memory, delivered(T0 + 2_500)).decision).toEqual(none);
+  });
+
+  it('decides nothing while the write is in flight, not even from the watch showing the run closed', () => {
+    const first = observeWait(CTX, primed(), delivered(T0 + 2_000));
+    const view: WaitObservation = {
+      kind: 'view',
+      pods: [pod('Running')],
+      state: stateWith(null),
+      nowMs: T0 + 2_100,
+    };
+    expect(observeWait(CTX, first.memory, view).decision).toEqual({ kind: 'none' });
+  });
+
+  it('once written, waits for the pod to exit, and removes it after exitGraceMs since the report', () => {
+    const first = observeWait(CTX, primed(), delivered(T0 + 2_000));
+    const outcome = (first.decision as { outcome: unknown }).outcome;
+    const written = observeWait(CTX, first.memory, {
+      kind: 'recorded',
+      result: { kind: 'recorded', outcome: outcome as never },
+      nowMs: T0 + 2_050,
+    });
+    expect(written.decision).toEqual({ kind: 'wait-until', untilMs: T0 + 32_000 });
+    const exited = observeWait(CTX, written.memory, {
+      kind: 'view',
+      pods: [pod('Succeeded', { exitCode: 0 })],
+      state: stateWith(null),
+      nowMs: T0 + 2_200,
+    });
+    expect(exited.decision).toMatchObject({ kind: 'finish', removePods: false, recorded: true });
+    const hung = observeWait(CTX, written.memory, { kind: 'tick', nowMs: T0 + 32_000 });
+    expect(hung.decision).toMatchObject({ kind: 'finish', removePods: true, recorded: true, outcome });
+  });
+
+  it('is lost when the write found the run taken, and goes on as before when it failed', () => {
+    const first = observeWait(CTX, primed(), delivered(T0 + 2_000));
+    const lost = observeWait(CTX, first.memory, {
+      kind: 'recorded',
+      result: { kind: 'lost', holding: { kind: 'taken', by: 'runner-b' } },
+      nowMs: T0 + 2_050,
+    });
+    expect(lost.decision).toMatchObject({ kind: 'lost', taken: true });
+    const failed = observeWait(CTX, first.memory, {
+      kind: 'recorded',
+      result: { kind: 'failed' },
+      nowMs: T0 + 2_050,
+    });
+    expect(failed.decision).toEqual({ kind: 'wait-until', untilMs: RUN.deadlineMs });
+    expect(failed.memory.delivered).toBeUndefined();
+  });
+});
