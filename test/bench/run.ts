@@ -71,11 +71,20 @@ const measures = (section: (typeof SECTIONS)[number]) =>
   only ? only.includes(section) : !(quick && FULL_ONLY.includes(section));
 const startedAtMs = Date.now();
 const sectionSeconds: Record<string, number> = {};
-async function timed<T>(section: string, measure: () => Promise<T>): Promise<T> {
+/** Sections that threw: the others' figures are still written, then the run fails naming these. */
+const failures = new Map<string, string>();
+async function timed<T>(section: string, measure: () => Promise<T>): Promise<T | undefined> {
   const t0 = Date.now();
-  const value = await measure();
-  sectionSeconds[section] = Math.round((Date.now() - t0) / 1000);
-  return value;
+  try {
+    const value = await measure();
+    sectionSeconds[section] = Math.round((Date.now() - t0) / 1000);
+    return value;
+  } catch (error) {
+    const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    failures.set(section, text);
+    log(`${section} FAILED (its earlier figures are kept): ${text}`);
+    return undefined;
+  }
 }
 const iterations = quick ? 5 : 30;
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -124,10 +133,11 @@ try {
   // it runs; before any other section's checks exist (and before the long check starts) that is only these.
   if (measures('kuberhealthy')) {
     log('kuberhealthy: the real v2.7.1 daemon and v3.0.0 controller beside khrun, on the same checks');
-    results.kuberhealthy = await timed('kuberhealthy', () =>
-      measureKuberhealthy(bench, { quick, dist, log }),
-    );
-    delete results.pollingBaseline;
+    const kuberhealthy = await timed('kuberhealthy', () => measureKuberhealthy(bench, { quick, dist, log }));
+    if (kuberhealthy) {
+      results.kuberhealthy = kuberhealthy;
+      delete results.pollingBaseline;
+    }
   }
   // Started first and collected before serve-memory restarts the API server: it only waits meanwhile.
   const collectLongCheck = measures('long-check') ? await startLongCheckSection(fleet) : undefined;
@@ -170,27 +180,28 @@ try {
 
   if (measures('scale')) {
     log('scale: one tick over N due checks, through the real tick → Job path');
-    results.scale = await timed('scale', () => scaleSection(fleet));
+    results.scale = (await timed('scale', () => scaleSection(fleet))) ?? results.scale;
   }
 
   if (measures('tick')) {
     log('tick: the tick alone over 1,000 and 2,000 due checks, 3 ticks each');
-    results.tick = await timed('tick', () => tickSection(fleet));
+    results.tick = (await timed('tick', () => tickSection(fleet))) ?? results.tick;
   }
 
   if (measures('steady-state')) {
     log('steady state: objects in etcd with 1,000 checks on a short interval');
-    results.steadyState = await timed('steady-state', () => steadyStateSection(fleet));
+    results.steadyState =
+      (await timed('steady-state', () => steadyStateSection(fleet))) ?? results.steadyState;
   }
 
   if (measures('lambda-cost')) {
     log('Lambda cost: the runCheck and report bundles invoked in a stand-in runtime');
-    results.lambdaCost = await timed('lambda-cost', () => lambdaSection(fleet));
+    results.lambdaCost = (await timed('lambda-cost', () => lambdaSection(fleet))) ?? results.lambdaCost;
   }
 
   if (collectLongCheck) {
     log('long check: waiting for it to end');
-    results.longCheck = await collectLongCheck();
+    results.longCheck = (await timed('long-check', collectLongCheck)) ?? results.longCheck;
   }
 
   // Last: it restarts the API server, which the figures above must not see.
@@ -221,8 +232,11 @@ try {
   if (only) {
     // A partial run: the other sections stay as measured before; meta says what was measured when.
     const meta = (results.meta ?? {}) as { updates?: Array<{ sections: string[] }> };
-    const updates = (meta.updates ?? []).filter((u) => !u.sections.every((x) => only.includes(x)));
-    results.meta = { ...meta, updates: [...updates, { sections: only, ...environment }] };
+    const measured = only.filter((x) => !failures.has(x));
+    const updates = (meta.updates ?? []).filter((u) => !u.sections.every((x) => measured.includes(x)));
+    results.meta = measured.length
+      ? { ...meta, updates: [...updates, { sections: measured, ...environment }] }
+      : meta;
   } else results.meta = environment;
   process.stdout.write(`${renderPerformance(results, [kuberhealthyMarkdown])}\n`);
   await mkdir(dirname(resultsFile), { recursive: true });
@@ -230,6 +244,7 @@ try {
   log(`wrote ${resultsFile.slice(repoRoot.length + 1)}`);
   if (!quick)
     log(`README.md Performance section ${(await regenerateReadme(repoRoot)) ? 'rewritten' : 'unchanged'}`);
+  if (failures.size) throw new Error(`sections that did not work: ${[...failures.keys()].join(', ')}`);
 } finally {
   await bench.cluster.stop();
 }
