@@ -87,6 +87,7 @@ export async function awaitOutcome(deps: AwaitDeps, target: Target, opts: AwaitO
     record: (outcome) => {
       const record = opts.deliveries?.record;
       if (!record) return;
+      opts.onPhase?.('recording');
       recording = record(outcome, held).catch((error: unknown): RecordResult => {
         deps.log.warn('could not record the delivered report; it is stored instead', {
           error: loggableError(error),

@@ -102,8 +102,11 @@ describe('the runner SIGKILLed', () => {
       const orphaned = await readState(kc, ns, check);
       const orphan = readActiveRun(orphaned);
       expect(orphan, 'the killed run is left in the khstate').toBeDefined();
+      // The runner hosts the endpoint, so a report it received becomes the outcome in one write, answered
+      // 200 only then: killed before that write, it stored nothing and its checker got no answer. The
+      // adopter finds the pod's endpoint dead, replaces the pod, and records the new pod's report.
       if (phase === 'report received' || phase === 'recording')
-        expect(readAcceptedReport(orphaned)?.uuid).toBe(orphan?.uuid);
+        expect(readAcceptedReport(orphaned)).toBeUndefined();
       const killedAtMs = Date.now();
 
       const { exit, result, invocations } = await recover(check, orphan);
