@@ -192,7 +192,7 @@ function steady(r: Results): string[] {
       row('khstates', how, s.settled.khstates, count),
       row("events (the checks' namespace and kuberhealthy)", how, s.settled.events, count),
       row(
-        'all objects the API server stores (every kind)',
+        `all objects the API server stores (every kind; ${num(s.objectsBefore)} before the checks were created)`,
         'apiserver_storage_objects, summed',
         s.settled.allObjects,
         count,

@@ -178,6 +178,13 @@ try {
     delete results.timeToFirstRequest;
   }
 
+  // Before scale: on a cluster without the scale sections' thousands of objects.
+  if (measures('steady-state')) {
+    log('steady state: objects in etcd with 1,000 checks on a short interval');
+    results.steadyState =
+      (await timed('steady-state', () => steadyStateSection(fleet))) ?? results.steadyState;
+  }
+
   if (measures('scale')) {
     log('scale: one tick over N due checks, through the real tick → Job path');
     results.scale = (await timed('scale', () => scaleSection(fleet))) ?? results.scale;
@@ -186,12 +193,6 @@ try {
   if (measures('tick')) {
     log('tick: the tick alone over 1,000 and 2,000 due checks, 3 ticks each');
     results.tick = (await timed('tick', () => tickSection(fleet))) ?? results.tick;
-  }
-
-  if (measures('steady-state')) {
-    log('steady state: objects in etcd with 1,000 checks on a short interval');
-    results.steadyState =
-      (await timed('steady-state', () => steadyStateSection(fleet))) ?? results.steadyState;
   }
 
   if (measures('lambda-cost')) {

@@ -1,6 +1,8 @@
 import { type RequestOptions, request } from 'node:https';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { waitForSet } from '../../lib/kube/list-watch.ts';
+import { runnerJobChecks } from '../../lib/schedule/batch-job.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../lib/state/resources.ts';
 import type { BenchCluster } from './bench-cluster.ts';
 import { createCommandChecks } from './command-check.ts';
@@ -28,6 +30,8 @@ export interface SteadyStateFigure {
   finishedJobTtlSeconds: number | undefined;
   tickPeriodSeconds: number;
   ticks: number;
+  /** allObjects before the checks were created: the cluster without them. */
+  objectsBefore: number;
   /** Counts sampled after each tick once settled (after one interval plus the Job TTL). */
   settled: Record<keyof ObjectCounts, Summary>;
   /** The first and the last settled sample: whether a count was still rising. */
@@ -62,7 +66,7 @@ async function storedObjects(bench: BenchCluster): Promise<number> {
 async function countObjects(bench: BenchCluster, namespace: string): Promise<ObjectCounts> {
   const kc = bench.cluster.kubeConfig;
   const core = kc.makeApiClient(CoreV1Api);
-  const [jobs, runnerPods, checkerPods, states, events, checkerEvents] = await Promise.all([
+  const [jobs, pods, checkerPods, states, events, checkerEvents] = await Promise.all([
     kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'kuberhealthy' }),
     core.listNamespacedPod({ namespace: 'kuberhealthy', labelSelector: 'batch.kubernetes.io/job-name' }),
     core.listNamespacedPod({ namespace }),
@@ -75,14 +79,56 @@ async function countObjects(bench: BenchCluster, namespace: string): Promise<Obj
     core.listNamespacedEvent({ namespace: 'kuberhealthy' }),
     core.listNamespacedEvent({ namespace }),
   ]);
+  // Only what these checks made: other sections' Jobs may share the kuberhealthy namespace.
+  const ours = jobs.items.filter((j) => runnerJobChecks(j.metadata).some((c) => c.namespace === namespace));
+  const jobNames = new Set(ours.map((j) => j.metadata?.name));
+  const runnerPods = pods.items.filter((p) =>
+    jobNames.has(p.metadata?.labels?.['batch.kubernetes.io/job-name']),
+  );
+  const podNames = new Set(runnerPods.map((p) => p.metadata?.name));
+  const runnerEvents = events.items.filter(
+    (e) => jobNames.has(e.involvedObject.name) || podNames.has(e.involvedObject.name),
+  );
   return {
-    runnerJobs: jobs.items.length,
-    runnerPods: runnerPods.items.length,
+    runnerJobs: ours.length,
+    runnerPods: runnerPods.length,
     checkerPods: checkerPods.items.length,
     khstates: states.items.length,
-    events: events.items.length + checkerEvents.items.length,
+    events: runnerEvents.length + checkerEvents.items.length,
     allObjects: await storedObjects(bench),
   };
+}
+
+/**
+ * Deletes the checks' namespace and their runner Jobs and waits until the namespace is gone, so that the
+ * sections after this one do not share the machine with its last runs.
+ */
+async function removeAll(bench: BenchCluster, namespace: string): Promise<void> {
+  const kc = bench.cluster.kubeConfig;
+  const batch = kc.makeApiClient(BatchV1Api);
+  const jobs = (await batch.listNamespacedJob({ namespace: 'kuberhealthy' })).items.filter((j) =>
+    runnerJobChecks(j.metadata).some((c) => c.namespace === namespace),
+  );
+  await kc.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace });
+  await Promise.all(
+    jobs.map((j) =>
+      batch
+        .deleteNamespacedJob({
+          name: j.metadata?.name ?? '',
+          namespace: 'kuberhealthy',
+          propagationPolicy: 'Background',
+        })
+        .catch(() => undefined),
+    ),
+  );
+  await waitForSet({
+    kc,
+    path: '/api/v1/namespaces',
+    fieldSelector: `metadata.name=${namespace}`,
+    timeoutMs: 600_000,
+    description: `namespace ${namespace} to be deleted`,
+    decide: (items) => (items.size === 0 ? true : undefined),
+  });
 }
 
 /**
@@ -106,6 +152,7 @@ export async function measureSteadyState(
 ): Promise<SteadyStateFigure> {
   const kc = bench.cluster.kubeConfig;
   const namespace = 'steady';
+  const objectsBefore = await storedObjects(bench);
   await scaleNamespace(kc, namespace);
   const runInterval = `${opts.runIntervalSeconds}s`;
   await createCommandChecks(kc, namespace, opts.n, {
@@ -126,11 +173,13 @@ export async function measureSteadyState(
     opts.log(`    tick ${i + 1}/${opts.ticks} (${tick.ms.toFixed(0)} ms): ${JSON.stringify(counts)}`);
   }
   const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'kuberhealthy' });
-  const ttl = jobs.items[0]?.spec?.ttlSecondsAfterFinished;
+  const ttl = jobs.items.find((j) => runnerJobChecks(j.metadata).some((c) => c.namespace === namespace))?.spec
+    ?.ttlSecondsAfterFinished;
   const settledFromMs = t0 + (opts.runIntervalSeconds + (ttl ?? 600)) * 1000;
   const settled = samples.filter((s) => s.atMs >= settledFromMs);
   if (settled.length === 0)
     throw new Error('no sample after the steady state was reached: more ticks needed');
+  await removeAll(bench, namespace);
   const pick = (k: keyof ObjectCounts) => summarize(settled.map((s) => s.counts[k]));
   const endMs = samples[samples.length - 1]?.atMs ?? Date.now();
   const runs = opts
@@ -139,12 +188,13 @@ export async function measureSteadyState(
       (p) => p.pod.startsWith(`${namespace}/`) && p.finishedAtMs >= settledFromMs && p.finishedAtMs <= endMs,
     );
   return {
-    how: `${opts.n} khchecks (runInterval ${runInterval}, a checker that reports at once: the Go checkclient program), khrun tick (the bundle, spawned, as khrun-tick, default batch size) every ${opts.tickPeriodSeconds} s for ${opts.ticks} ticks; after each tick API list counts (runner Jobs and their pods in kuberhealthy, pods, khstates and events in the checks' namespace and kuberhealthy) and apiserver_storage_objects summed over all kinds; the samples from one interval plus the Job TTL after the first tick on`,
+    how: `${opts.n} khchecks (runInterval ${runInterval}, a checker that reports at once: the Go checkclient program), khrun tick (the bundle, spawned, as khrun-tick, default batch size) every ${opts.tickPeriodSeconds} s for ${opts.ticks} ticks; after each tick API list counts (the runner Jobs of these checks and their pods in kuberhealthy; pods, khstates and events in the checks' namespace, and the events of those Jobs and pods) and apiserver_storage_objects summed over all kinds; the samples from one interval plus the Job TTL after the first tick on`,
     checks: opts.n,
     runInterval,
     finishedJobTtlSeconds: ttl,
     tickPeriodSeconds: opts.tickPeriodSeconds,
     ticks: opts.ticks,
+    objectsBefore,
     settled: {
       runnerJobs: pick('runnerJobs'),
       runnerPods: pick('runnerPods'),
