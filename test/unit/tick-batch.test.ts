@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCheckBatchEventFor } from '../../lib/aws/lambda-invoke.ts';
+import { lambdaDispatcher, runCheckBatchEventFor } from '../../lib/aws/lambda-invoke.ts';
 import { ConfigError } from '../../lib/config/config-error.ts';
 import { lambdaTickOptions, tickOptions } from '../../lib/config/tick-options.ts';
 import { limiter } from '../../lib/core/limit.ts';
@@ -353,13 +353,39 @@ describe('the batch Job and the Lambda batch event', () => {
     expect(runnerJobChecks(undefined)).toEqual([]);
   });
 
-  it('the Lambda batch event lists khchecks by kind, namespace and checkName', () => {
+  it('the Lambda batch event lists khchecks by kind, namespace and checkName, one asynchronous Invoke per batch', async () => {
     expect(runCheckBatchEventFor(checks)).toEqual({
       checks: [
         { kind: 'khcheck', namespace: 'a', checkName: 'dns' },
         { kind: 'khcheck', namespace: 'b', checkName: 'web' },
       ],
     });
+    const sent: Array<{ url: string; type: unknown; body: unknown }> = [];
+    const d = lambdaDispatcher({
+      functionName: 'khrun-prod-runCheck',
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+      endpoint: 'http://127.0.0.1:9',
+      fetch: async (url, init) => {
+        const headers = init?.headers as Record<string, string>;
+        sent.push({
+          url: String(url),
+          type: headers['x-amz-invocation-type'],
+          body: JSON.parse(String(init?.body)),
+        });
+        return new Response('', { status: 202 });
+      },
+    });
+    const ref = d.batch!.refFor('abc123-4', T0);
+    expect(ref).toBe(`lambda:khrun-prod-runCheck@${T0 / 1000}#abc123-4`);
+    await d.batch!.dispatch(checks, ref);
+    expect(sent).toEqual([
+      {
+        url: 'http://127.0.0.1:9/2015-03-31/functions/khrun-prod-runCheck/invocations',
+        type: 'Event',
+        body: runCheckBatchEventFor(checks),
+      },
+    ]);
   });
 });
 
