@@ -132,7 +132,7 @@ export function observeWait(ctx: WaitContext, memory: WaitMemory, o: WaitObserva
     case 'tick':
       return decide(ctx, memory, o.nowMs);
     case 'delivered':
-      return takeDelivery(ctx, memory, o.report, o.nowMs);
+      return takeDelivery(ctx, memory, o.report);
     case 'recorded':
       return afterRecord(ctx, memory, o.result, o.nowMs);
   }
@@ -143,12 +143,7 @@ export function observeWait(ctx: WaitContext, memory: WaitMemory, o: WaitObserva
  * (accept-report.ts): still this invocation's, before its deadline, the first report, nothing decided yet.
  * Anything else is declined (decision 'none'), and the endpoint stores the report as any other.
  */
-function takeDelivery(
-  ctx: WaitContext,
-  memory: WaitMemory,
-  report: DeliveredReport,
-  nowMs: number,
-): WaitStep {
+function takeDelivery(ctx: WaitContext, memory: WaitMemory, report: DeliveredReport): WaitStep {
   const none: WaitStep = { memory, decision: { kind: 'none' }, phases: [] };
   if (memory.delivered || memory.recorded || report.atMs > ctx.run.deadlineMs) return none;
   if (holdingOf(memory.state, ctx.run).kind !== 'held') return none;
@@ -174,8 +169,8 @@ function afterRecord(ctx: WaitContext, memory: WaitMemory, result: RecordResult,
   const reportAtMs = memory.delivered?.atMs ?? nowMs;
   const next: WaitMemory = { ...memory, delivered: undefined };
   if (result.kind === 'lost') {
-    const lost = { kind: 'lost', reason: lostReason(result.holding), taken: result.holding.kind === 'taken' };
-    return final({ memory: next, phases: [] }, lost as WaitDecision);
+    const taken = result.holding.kind === 'taken';
+    return final({ memory: next, phases: [] }, { kind: 'lost', reason: lostReason(result.holding), taken });
   }
   if (result.kind === 'recorded') next.recorded = { outcome: result.outcome, reportAtMs };
   return decide(ctx, next, nowMs);
