@@ -531,6 +531,43 @@ describe('Lambda handlers against the local cluster', () => {
     }
   }, 180_000);
 
+  it('runCheck runs a batch event: each khcheck its own iteration in one invocation, one entry per check', async () => {
+    for (const name of ['batch-a', 'batch-b'])
+      await createCheck(
+        kc,
+        ns,
+        name,
+        { containers: [headerReporter(0)] },
+        { runInterval: '5m', timeout: '60s' },
+      );
+    const checks = ['batch-a', 'batch-gone', 'batch-b'].map((checkName) => ({
+      kind: 'khcheck',
+      namespace: ns,
+      checkName,
+    }));
+    const result = await runCheck({ checks }, context('khrun-test-runCheck', 60_000));
+    expect(result).toEqual({
+      checks: [
+        expect.objectContaining({ check: `${ns}/batch-a`, result: 'recorded', kind: 'Succeeded', ok: true }),
+        {
+          check: `${ns}/batch-gone`,
+          result: 'not-found',
+          reason: expect.stringMatching(/batch-gone not found/),
+        },
+        expect.objectContaining({ check: `${ns}/batch-b`, result: 'recorded', kind: 'Succeeded', ok: true }),
+      ],
+    });
+    const [a, b] = await Promise.all([readState(kc, ns, 'batch-a'), readState(kc, ns, 'batch-b')]);
+    expect(a?.spec.AuthoritativePod).toMatch(/^lambda-req-\d+$/);
+    expect(b?.spec.AuthoritativePod, 'both run by the one invocation').toBe(a?.spec.AuthoritativePod);
+    await expect(
+      runCheck(
+        { checks: [{ kind: 'khjob', namespace: ns, checkName: 'j' }] },
+        context('khrun-test-runCheck'),
+      ),
+    ).rejects.toThrow(/"checks\[0\]" in the event: names a kind other than khcheck/);
+  }, 120_000);
+
   it('runCheck refuses a bad event with what was wrong, before any API request', async () => {
     const before = invocations.length;
     await expect(
