@@ -90,7 +90,8 @@ function spawnKhrun(
       stderr = (stderr + c.toString()).slice(-8000);
     });
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': only then has all of the child's output been read (the peak RSS line is last).
+    child.once('close', (code) => {
       const exitMs = Date.now();
       const kb = Number(/KHRUN_BENCH_MAXRSS_KB (\d+)/.exec(stderr)?.[1]);
       if (code === 1 || code === 2 || !Number.isFinite(kb))
