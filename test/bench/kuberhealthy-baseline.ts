@@ -53,7 +53,7 @@ function plan(quick: boolean) {
   return {
     times,
     targets,
-    restMs: quick ? 30_000 : 180_000,
+    restMs: quick ? 30_000 : 120_000,
     quietMs: quick ? 15_000 : 20_000,
     timeoutMs: quick ? 300_000 : 900_000,
   };
