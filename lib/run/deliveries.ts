@@ -1,10 +1,22 @@
+import { abortableDelay } from '../core/abort.ts';
+import { isTransientApiError } from '../kube/errors.ts';
 import type { RunRef } from '../report/report-token.ts';
-import type { ActiveRun } from '../state/khstate.ts';
-import type { ValidCheck } from '../state/resources.ts';
+import {
+  type AcceptedReport,
+  type ActiveRun,
+  readAcceptedReport,
+  readActiveRun,
+  readLastOutcome,
+} from '../state/khstate.ts';
+import type { RunOutcome } from '../state/outcome.ts';
+import type { KhState, ValidCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire.ts';
 import type { AwaitOptions } from './await-outcome.ts';
-import { announceRecorded, writeOutcome } from './finish.ts';
+import { announceRecorded, type WrittenOutcome, writeOutcome } from './finish.ts';
 import { holdReports, type ReportInbox } from './report-inbox.ts';
+
+/** A delivered report waits at least this long for an unreachable API server (as the endpoint's store path). */
+const MIN_HOLD_MS = 15_000;
 
 /** A run's deliveries (awaitOutcome's option) and what is left to do once the wait ended. */
 export interface RunDeliveries {
@@ -18,15 +30,15 @@ export interface RunDeliveries {
 /**
  * Takes the run's place in the inbox (before its pod is created, so no report is missed) and says how a
  * delivered report is recorded: one write of the outcome, and of the report as the endpoint would have
- * stored it, on the khstate the wait holds, fenced as every record is (finish.ts). The endpoint answers once that write landed; the Event follows, and the iteration
- * awaits it before it returns.
+ * stored it, on the khstate the wait holds, fenced as every record is (finish.ts). The endpoint answers
+ * once that write landed; the Event follows, and the iteration awaits it before it returns.
  */
 export function runDeliveries(
   deps: AcquireDeps,
   check: ValidCheck,
   run: ActiveRun,
   inbox: ReportInbox,
-  opts: { runRef: RunRef; runner: string; maxAttempts: number },
+  opts: { runRef: RunRef; runner: string; maxAttempts: number; signal: AbortSignal },
 ): RunDeliveries {
   const held = holdReports(inbox, opts.runRef);
   let announcing: Promise<void> = Promise.resolve();
@@ -34,19 +46,7 @@ export function runDeliveries(
     deliveries: {
       open: (receiver) => held.attach(receiver),
       record: async (outcome, state) => {
-        const report = {
-          uuid: run.uuid,
-          atMs: outcome.reportedAtMs ?? deps.clock.nowMs(),
-          ok: outcome.ok,
-          errors: outcome.errors,
-          pod: run.pod,
-        };
-        const written = await writeOutcome(deps, check, run, outcome, {
-          runner: opts.runner,
-          maxAttempts: opts.maxAttempts,
-          held: state,
-          report,
-        });
+        const written = await recordDelivered(deps, check, run, { ...opts, outcome, held: state });
         if (written.kind === 'recorded')
           announcing = announceRecorded(deps, check, run, written, opts.runner);
         return written;
@@ -55,4 +55,56 @@ export function runDeliveries(
     announced: () => announcing,
     close: () => held.close(),
   };
+}
+
+/**
+ * The write, held while the API server cannot be reached (a checker's report is never retried by the
+ * common clients): until the run's deadline, at least MIN_HOLD_MS, or until the invocation is cancelled.
+ * A write that failed that way may have landed all the same: the next try looks before it writes.
+ */
+async function recordDelivered(
+  deps: AcquireDeps,
+  check: ValidCheck,
+  run: ActiveRun,
+  opts: { outcome: RunOutcome; held: KhState; runner: string; maxAttempts: number; signal: AbortSignal },
+): Promise<WrittenOutcome> {
+  const { outcome } = opts;
+  const report: AcceptedReport = {
+    uuid: run.uuid,
+    atMs: outcome.reportedAtMs ?? deps.clock.nowMs(),
+    ok: outcome.ok,
+    errors: outcome.errors,
+    pod: run.pod,
+  };
+  const write = { runner: opts.runner, maxAttempts: opts.maxAttempts, report };
+  let held: KhState | undefined = opts.held;
+  const holdUntilMs = Math.max(run.deadlineMs, deps.clock.nowMs() + MIN_HOLD_MS);
+  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 2_000)) {
+    try {
+      if (!held) {
+        const current = await deps.kube.readState(check.namespace, check.name);
+        if (landed(current, report)) return { kind: 'recorded', outcome, atMs: deps.clock.nowMs() };
+        held = current ?? undefined;
+      }
+      return await writeOutcome(deps, check, run, outcome, { ...write, held });
+    } catch (error) {
+      if (!isTransientApiError(error) || deps.clock.nowMs() >= holdUntilMs) throw error;
+      deps.log.warn('API server unavailable; the delivered report waits for it', { retryInMs: waitMs });
+      held = undefined;
+      await abortableDelay(waitMs, opts.signal).catch(() => {
+        throw error;
+      });
+    }
+  }
+}
+
+/** Whether this very report was recorded as the run's outcome (a write whose answer was lost). */
+function landed(state: KhState | null, report: AcceptedReport): boolean {
+  const stored = readAcceptedReport(state);
+  return (
+    readActiveRun(state)?.uuid !== report.uuid &&
+    readLastOutcome(state)?.uuid === report.uuid &&
+    stored?.uuid === report.uuid &&
+    stored.atMs === report.atMs
+  );
 }

@@ -123,7 +123,13 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
   const reportingUrl = reportingUrlFor(cfg.reportingUrl, runRef);
   const maxAttempts = settings.maxConflictRetries;
   const inbox =
-    cfg.inbox && runDeliveries(deps, check, run, cfg.inbox, { runRef, runner: cfg.runner, maxAttempts });
+    cfg.inbox &&
+    runDeliveries(deps, check, run, cfg.inbox, {
+      runRef,
+      runner: cfg.runner,
+      maxAttempts,
+      signal: cfg.signal,
+    });
   try {
     const pod = await ensureCheckerPod(deps, check, run, {
       adopted,

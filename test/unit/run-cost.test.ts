@@ -213,6 +213,34 @@ describe('the API cost of a run whose pod reports at once to the endpoint its ru
   });
 });
 
+describe('a delivered report while the API server cannot be reached', () => {
+  const unavailable = () => Object.assign(new Error('service unavailable'), { statusCode: 503 });
+
+  it.each([
+    ['its write refused', false],
+    ['its write landed but the answer lost', true],
+  ])('waits for it and records the report once (%s)', async (_, lands) => {
+    const h = hosted();
+    const running = runIteration(h.deps, h.cfg);
+    await h.kube.until(() => h.kube.watching === 1);
+    const run = readActiveRun(h.kube.state(NS, NAME) ?? null) as ActiveRun;
+    const replace = h.kube.replaceState.bind(h.kube);
+    let outage = 1;
+    h.kube.replaceState = async (state) => {
+      if (outage-- <= 0) return replace(state);
+      if (lands) await replace(state);
+      throw unavailable();
+    };
+    const answering = postReport(h.endpoint, runRefOf(run));
+    await vi.advanceTimersByTimeAsync(300);
+    expect((await answering).status).toBe(200);
+    h.kube.setPodStatus(NS, run.pod, { phase: 'Succeeded' });
+    expect(await running).toMatchObject({ kind: 'recorded', outcome: { kind: 'Succeeded' } });
+    const recorded = h.kube.stateHistory.filter((s) => readLastOutcome(s)?.uuid === U1);
+    expect(recorded.length).toBe(1);
+  });
+});
+
 describe('the report inbox', () => {
   const ref = (uuid: string, checkName = NAME): RunRef => ({
     namespace: NS,
