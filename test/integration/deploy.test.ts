@@ -1,5 +1,6 @@
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runnerJobChecks } from '../../lib/schedule/batch-job.ts';
 import { readDispatchClaim } from '../../lib/state/dispatch-claim.ts';
 import { readLastOutcome } from '../../lib/state/khstate.ts';
 import {
@@ -52,15 +53,17 @@ afterAll(async () => {
   }
 });
 
+/** Whether a runner Job runs an example check (alone, or in a batch with others due in the same tick). */
+const runsAnExample = (j: V1Job) =>
+  runnerJobChecks(j.metadata).some((c) => c.namespace === ns && Object.keys(EXAMPLES).includes(c.name));
+
 /** The runner Jobs of the example checks (the unscoped tick may dispatch other namespaces' checks too). */
 async function exampleRunnerJobs(): Promise<V1Job[]> {
   const jobs = await batch.listNamespacedJob({
     namespace: ns,
     labelSelector: 'app.kubernetes.io/component=run',
   });
-  return jobs.items.filter((j) =>
-    Object.keys(EXAMPLES).includes(j.metadata?.labels?.['khrun.dev/check'] ?? ''),
-  );
+  return jobs.items.filter(runsAnExample);
 }
 
 describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path end to end', () => {
@@ -110,13 +113,18 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       const state = states.get(name)!;
       expect(readLastOutcome(state)?.kind, name).toBe(kind);
       const claim = readDispatchClaim(state);
-      expect(claim?.ref, name).toMatch(new RegExp(`^khrun-run-${name}-[0-9a-z]+$`));
+      // Its own Job, or a batch's when other checks were due in the same tick (KHRUN_BATCH_SIZE, default 25).
+      expect(claim?.ref, name).toMatch(
+        new RegExp(`^khrun-(run-${name}-[0-9a-z]+|batch-[0-9a-z]+-[0-9a-f]{6}-[0-9]+)$`),
+      );
       // Written by a tick pod: the one started by hand or one the CronJob started.
       expect(claim?.by, name).toMatch(new RegExp(`^(${tickJob}|khrun-tick-[0-9]+)-[0-9a-z]+$`));
       // Exactly one runner Job for the check, and it is the one the claim names.
-      const jobs = await batch.listNamespacedJob({ namespace: ns, labelSelector: `khrun.dev/check=${name}` });
-      expect(jobs.items.map((j) => j.metadata?.name)).toEqual([claim?.ref]);
-      const job = jobs.items[0]!;
+      const jobs = (await exampleRunnerJobs()).filter((j) =>
+        runnerJobChecks(j.metadata).some((c) => c.namespace === ns && c.name === name),
+      );
+      expect(jobs.map((j) => j.metadata?.name)).toEqual([claim?.ref]);
+      const job = jobs[0]!;
       // The examples run every 5 minutes: a finished Job stays one interval (lib/schedule/job-retention.ts).
       expect(job.spec).toMatchObject({ backoffLimit: 0, ttlSecondsAfterFinished: 300 });
       const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${claim?.ref}` });
@@ -138,17 +146,19 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
     );
 
     // The runner Jobs complete (exit 0: a failed check is data, not a runner failure).
+    const claimed = new Set([...states.values()].map((s) => readDispatchClaim(s)?.ref));
     await waitFor<V1Job, true>(kc, {
       path: `/apis/batch/v1/namespaces/${ns}/jobs`,
       labelSelector: 'app.kubernetes.io/component=run',
       decide: (items) => {
-        const ours = [...items.values()].filter((j) =>
-          Object.keys(EXAMPLES).includes(j.metadata?.labels?.['khrun.dev/check'] ?? ''),
-        );
-        return ours.length === 3 && ours.every((j) => j.status?.succeeded === 1) ? true : undefined;
+        const ours = [...items.values()].filter(runsAnExample);
+        return ours.length === claimed.size &&
+          ours.every((j) => claimed.has(j.metadata?.name) && j.status?.succeeded === 1)
+          ? true
+          : undefined;
       },
       timeoutMs: 60_000,
-      description: 'the three runner Jobs to succeed',
+      description: 'the runner Jobs of the three examples to succeed',
     });
   }, 300_000);
 
