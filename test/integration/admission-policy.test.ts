@@ -26,6 +26,7 @@ import {
 } from '../../lib/healthcheck/resources.ts';
 import { validateHealthCheck } from '../../lib/healthcheck/validate.ts';
 import { statusCodeOf } from '../../lib/kube/errors.ts';
+import { batchJobMetadata, runBatchJobSpec } from '../../lib/schedule/batch-job.ts';
 import { checkCronJob } from '../../lib/schedule/check-cronjob.ts';
 import { healthCheckCronJob } from '../../lib/schedule/healthcheck-cronjob.ts';
 import { DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
@@ -240,6 +241,23 @@ describe('the tick may create only Jobs that run the runner template as khrun-ru
     ],
   ])('refuses a Job with %s', async (_, mutate) => {
     expect(await refusal(createJob(tick, runnerJob(mutate)))).toMatch(REFUSED);
+  });
+
+  it('allows a batch Job (KHRUN_BATCH instead of CHECK_NAME), and no more in its environment', async () => {
+    const members = ['a', 'b'].map((name) => ({ namespace: 'team-a', name, timeoutMs: 30_000 }));
+    const batch: V1Job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: batchJobMetadata('khrun-batch-vap', ns, members),
+      spec: runBatchJobSpec(template, members, DEFAULT_RUN_JOB_OPTIONS),
+    };
+    expect(await refusal(createJob(tick, batch))).toBe('allowed');
+    const extra = structuredClone(batch);
+    extra.spec!.template.spec!.containers[0]!.env!.push({
+      name: 'NODE_OPTIONS',
+      value: '--require=/tmp/x.js',
+    });
+    expect(await refusal(createJob(tick, extra))).toMatch(REFUSED);
   });
 });
 
