@@ -7,7 +7,7 @@ import { type LongCheckFigure, startLongCheck } from './long-check.ts';
 import { type ExitedProcess, measureScale, type ScaleFigure } from './scale.ts';
 import { declareNodeRoom, deployForScale } from './scale-setup.ts';
 import { fmtMs } from './stats.ts';
-import { measureSteadyState } from './steady-state.ts';
+import { measureSteadyState, removeAll } from './steady-state.ts';
 import { measureTickDispatch, type TickDispatchFigure } from './tick-dispatch.ts';
 
 // The sections about many checks and about money: scale, steady state, a long check's API requests, and
@@ -26,6 +26,8 @@ export interface FleetContext {
 const NODE_RUNNER_MIB = 93;
 /** What the benchmark lets concurrent runner processes take of this machine's memory. */
 const RUNNER_MEMORY_BUDGET_MIB = 12 * 1024;
+/** Full mode's time for the scale section: a size predicted (from the last size's rate) to overrun it is left out. */
+const SCALE_BUDGET_MS = 25 * 60_000;
 
 /** infra/deploy applied once (through the overlay), and the tick's kubeconfig. */
 async function deployed(ctx: FleetContext): Promise<{ tickKubeconfig: string; tickUser: string }> {
@@ -51,7 +53,18 @@ export async function scaleSection(ctx: FleetContext) {
   const room = await declareNodeRoom(ctx.bench.cluster.kubeConfig, Math.max(...plan.map((p) => p.n)) + 500);
   const figures: ScaleFigure[] = [];
   const notes: string[] = [];
+  const t0 = Date.now();
   for (const { n, batchSize } of plan) {
+    const prev = figures.at(-1);
+    if (prev && !ctx.quick) {
+      const predictedMs = (n / prev.checks) * prev.allRecordedMs + 60_000;
+      if (Date.now() - t0 + predictedMs > SCALE_BUDGET_MS) {
+        notes.push(
+          `${n} checks at batch size ${batchSize} left out: at the rate of the ${prev.checks}-check row (${(prev.checks / (prev.allRecordedMs / 1000)).toFixed(1)} checks recorded a second) it would take about ${Math.round(predictedMs / 60_000)} min, past the section's ${SCALE_BUDGET_MS / 60_000} min.`,
+        );
+        continue;
+      }
+    }
     // What the last size showed: runner Jobs per check. A tick that does not batch makes one per check.
     const last = figures.findLast((f) => f.batchSize === batchSize);
     const jobsPerCheck = last ? last.runnerJobs / last.checks : 1 / batchSize;
@@ -78,6 +91,8 @@ export async function scaleSection(ctx: FleetContext) {
       `    tick ${fmtMs(f.tickMs)}, all recorded ${fmtMs(f.allRecordedMs)}, ${f.runnerJobs} runner Jobs`,
     );
   }
+  // The next sections get a cluster without these thousands of checks, pods and Jobs.
+  for (const { n, batchSize } of plan) await removeAll(ctx.bench, `scale-${n}-k${batchSize}`);
   return {
     how: `one khrun tick (the bundle, spawned, as the khrun-tick ServiceAccount of infra/deploy applied through an overlay that only makes the image a local command; KHRUN_BATCH_SIZE as given) over N due khchecks through the real tick → Job path: the Job controller and scheduler place the runner pods, the process kubelet runs every runner and checker as a process on the same machine. The checker is a program built on Kuberhealthy v2.7.1's Go checkclient that reports success at once (a few MiB where a Node checker takes about 40). The one node declares room for ${room.pods} pods and ${room.cpu} CPUs (a cluster that runs this many checks has many nodes; the local node's real-kubelet default is 110 pods, and the runner's 50m CPU request fits 40 times on 2 CPUs). Peak RSS from each process's own maxRSS at exit; requests of the tick's and the runner's ServiceAccounts from the audit log, tick spawn to the last runner Job's end; n=1 per row`,
     notes,
@@ -106,21 +121,41 @@ export async function tickSection(ctx: FleetContext): Promise<TickDispatchFigure
   return figures;
 }
 
-export async function steadyStateSection(ctx: FleetContext) {
+/**
+ * 1,000 checks on a 2-minute interval need about 8 check runs a second. This machine's one process kubelet
+ * may start fewer pods than that: then as many checks as the scale section's largest row shows it records
+ * in 70% of an interval, so that the steady state is one the machine can keep (the figure says which).
+ */
+export async function steadyStateSection(ctx: FleetContext, scale?: { figures: ScaleFigure[] }) {
   const goChecker = await goCheckerBinary(ctx.cacheDir);
   const { tickKubeconfig } = await deployed(ctx);
   await declareNodeRoom(ctx.bench.cluster.kubeConfig, 2500);
-  return measureSteadyState(ctx.bench, {
-    n: 1000,
-    runIntervalSeconds: 120,
+  const runIntervalSeconds = 120;
+  const largest = scale?.figures?.filter((f) => f.batchSize > 1).at(-1);
+  const ratePerSecond = largest ? largest.checks / (largest.allRecordedMs / 1000) : undefined;
+  const n = Math.min(1000, ratePerSecond ? Math.floor(ratePerSecond * runIntervalSeconds * 0.7) : 1000);
+  ctx.log(
+    `  ${n} checks${ratePerSecond ? ` (this machine recorded ${ratePerSecond.toFixed(1)} checks a second)` : ''}`,
+  );
+  const figure = await measureSteadyState(ctx.bench, {
+    n,
+    runIntervalSeconds,
     tickPeriodSeconds: 30,
-    ticks: 16,
+    ticks: 18,
     dist: ctx.dist,
     checkerCommand: [goChecker],
     tickKubeconfig,
     processes: ctx.processes,
     log: ctx.log,
   });
+  return {
+    ...figure,
+    ...(n < 1000 && ratePerSecond
+      ? {
+          sized: `${n} checks, not 1,000: the scale section's ${largest?.checks}-check row recorded ${ratePerSecond.toFixed(1)} checks a second on this machine, and 1,000 checks every ${runIntervalSeconds} s need ${(1000 / runIntervalSeconds).toFixed(1)}; ${n} is what it records in 70% of an interval`,
+        }
+      : {}),
+  };
 }
 
 /** Started at the beginning and collected later: the run only waits, so other sections run meanwhile. */

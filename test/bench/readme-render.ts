@@ -172,12 +172,14 @@ function tick(r: Results): string[] {
 }
 
 function steady(r: Results): string[] {
-  const s = r.steadyState as SteadyStateFigure | undefined;
+  const s = r.steadyState as (SteadyStateFigure & { sized?: string }) | undefined;
   if (!s) return [];
   const count = (x: number | undefined) => num(x);
   const how = 'API list count after each tick, once settled';
   return [
     `### Objects in etcd at steady state: ${s.checks} checks every ${s.runInterval}`,
+    '',
+    s.sized ? `${s.sized}.` : '',
     '',
     `${s.how}. Finished runner Jobs were kept ${s.finishedJobTtlSeconds ?? '–'} s; ${num(s.runsPerMinute)} check runs completed a minute while settled${asked(s)}.`,
     '',

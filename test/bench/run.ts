@@ -178,16 +178,18 @@ try {
     delete results.timeToFirstRequest;
   }
 
-  // Before scale: on a cluster without the scale sections' thousands of objects.
-  if (measures('steady-state')) {
-    log('steady state: objects in etcd with 1,000 checks on a short interval');
-    results.steadyState =
-      (await timed('steady-state', () => steadyStateSection(fleet))) ?? results.steadyState;
-  }
-
   if (measures('scale')) {
     log('scale: one tick over N due checks, through the real tick → Job path');
     results.scale = (await timed('scale', () => scaleSection(fleet))) ?? results.scale;
+  }
+
+  // After scale: sized from the rate scale measured (fleet-sections.ts).
+  if (measures('steady-state')) {
+    log('steady state: objects in etcd with 1,000 checks on a short interval');
+    results.steadyState =
+      (await timed('steady-state', () =>
+        steadyStateSection(fleet, results.scale as Parameters<typeof steadyStateSection>[1]),
+      )) ?? results.steadyState;
   }
 
   if (measures('tick')) {

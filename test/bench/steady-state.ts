@@ -103,13 +103,16 @@ async function countObjects(bench: BenchCluster, namespace: string): Promise<Obj
  * Deletes the checks' namespace and their runner Jobs and waits until the namespace is gone, so that the
  * sections after this one do not share the machine with its last runs.
  */
-async function removeAll(bench: BenchCluster, namespace: string): Promise<void> {
+export async function removeAll(bench: BenchCluster, namespace: string): Promise<void> {
   const kc = bench.cluster.kubeConfig;
   const batch = kc.makeApiClient(BatchV1Api);
   const jobs = (await batch.listNamespacedJob({ namespace: 'kuberhealthy' })).items.filter((j) =>
     runnerJobChecks(j.metadata).some((c) => c.namespace === namespace),
   );
-  await kc.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace });
+  await kc
+    .makeApiClient(CoreV1Api)
+    .deleteNamespace({ name: namespace })
+    .catch(() => undefined);
   await Promise.all(
     jobs.map((j) =>
       batch
