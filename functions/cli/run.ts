@@ -10,7 +10,7 @@ import { commonFlags } from './flags.ts';
 export const run: CliCommand = {
   spec: {
     name: 'run',
-    synopsis: '--check NAME [--check NAME ...] | --job NAME | --healthcheck NAME',
+    synopsis: '--check NAME | --job NAME | --healthcheck NAME',
     summary: 'run one iteration of a khcheck and record its outcome in the khstate',
     description:
       'Runs one iteration of a khcheck end to end: claims the run in the khstate, creates the checker pod, ' +
