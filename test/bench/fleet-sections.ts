@@ -27,7 +27,7 @@ const NODE_RUNNER_MIB = 93;
 /** What the benchmark lets concurrent runner processes take of this machine's memory. */
 const RUNNER_MEMORY_BUDGET_MIB = 12 * 1024;
 /** Full mode's time for the scale section: a size predicted (from the last size's rate) to overrun it is left out. */
-const SCALE_BUDGET_MS = 25 * 60_000;
+const SCALE_BUDGET_MS = 20 * 60_000;
 
 /** infra/deploy applied once (through the overlay), and the tick's kubeconfig. */
 async function deployed(ctx: FleetContext): Promise<{ tickKubeconfig: string; tickUser: string }> {
