@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job, VersionApi } from '@kubernetes/client-node';
+import { limiter } from '../../lib/core/limit.ts';
+import { isNotFound } from '../../lib/kube/errors.ts';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
+import { apiClient } from '../../lib/kube/timed-client.ts';
+import { retryTransient } from '../../lib/kube/transient.ts';
 import { runnerJobChecks } from '../../lib/schedule/batch-job.ts';
 import { COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from '../../lib/schedule/run-job.ts';
 import { ANNOTATION } from '../../lib/state/khstate.ts';
@@ -70,13 +74,20 @@ const jobsOf = (jobs: Iterable<V1Job>, namespace: string) =>
 async function cleanUp(bench: BenchCluster, namespace: string, jobs: V1Job[]) {
   const kc = bench.cluster.kubeConfig;
   await kc.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace });
-  const batch = kc.makeApiClient(BatchV1Api);
+  const batch = apiClient(kc, BatchV1Api);
   const names = new Set(jobs.map((j) => j.metadata?.name ?? ''));
+  // Eight at a time, retried while the API server sheds load (80 at once with every error ignored once left
+  // 36 Jobs, whose pods then outlived the sample); gone already is fine, any other error ends the run.
+  const limit = limiter(8);
   await Promise.all(
     [...names].map((name) =>
-      batch
-        .deleteNamespacedJob({ name, namespace: 'kuberhealthy', propagationPolicy: 'Background' })
-        .catch(() => undefined),
+      limit(() =>
+        retryTransient(() =>
+          batch.deleteNamespacedJob({ name, namespace: 'kuberhealthy', propagationPolicy: 'Background' }),
+        ).catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        }),
+      ),
     ),
   );
   await waitForSet({
