@@ -30,7 +30,7 @@ import { fmtMs, type Summary, summarize } from './stats.ts';
 //
 //   flock /tmp/khrun-int.lock npx tsx test/bench/tick-dispatch.ts --n 1000,2000 --repeat 3
 //
-// or from the benchmark, with measureTickDispatch on a cluster where deployForScale has run.
+// (it writes bench/tick-dispatch.json, which serverless.yml's tick timeout is sized from), or from the benchmark, with measureTickDispatch on a cluster where deployForScale has run.
 
 const RUN_JOBS = `${MANAGED_BY_LABEL}=${MANAGED_BY},${COMPONENT_LABEL}=run`;
 
@@ -242,7 +242,7 @@ async function main() {
       'batch-size': { type: 'string', default: '25' },
       concurrency: { type: 'string', default: '32' },
       repeat: { type: 'string', default: '3' },
-      out: { type: 'string', default: join(repoRoot, '.khrun/tick-dispatch.json') },
+      out: { type: 'string', default: join(repoRoot, 'bench/tick-dispatch.json') },
     },
   });
   const log = (line: string) => process.stderr.write(`${line}\n`);
