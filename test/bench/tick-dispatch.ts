@@ -30,7 +30,8 @@ import { fmtMs, type Summary, summarize } from './stats.ts';
 //
 //   flock /tmp/khrun-int.lock npx tsx test/bench/tick-dispatch.ts --n 1000,2000 --repeat 3
 //
-// (it writes bench/tick-dispatch.json, which serverless.yml's tick timeout is sized from), or from the benchmark, with measureTickDispatch on a cluster where deployForScale has run.
+// (it writes bench/tick-dispatch.json, which serverless.yml's tick timeout is sized from), or from the
+// benchmark, with measureTickDispatch on a cluster where deployForScale has run.
 
 const RUN_JOBS = `${MANAGED_BY_LABEL}=${MANAGED_BY},${COMPONENT_LABEL}=run`;
 
