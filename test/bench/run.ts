@@ -1,6 +1,6 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { cpus, homedir, totalmem, type } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { repoRoot, startBenchCluster } from './bench-cluster.ts';
 import { buildForBench } from './build-for-bench.ts';
@@ -23,6 +23,7 @@ import {
 } from './overhead.ts';
 import { regenerateReadme } from './readme.ts';
 import { renderPerformance } from './readme-render.ts';
+import { benchEnvironment, writeResultsFile } from './results-file.ts';
 import type { ExitedProcess } from './scale.ts';
 import { measureServeMemory } from './serve-memory.ts';
 import { summarize } from './stats.ts';
@@ -73,17 +74,24 @@ const startedAtMs = Date.now();
 const sectionSeconds: Record<string, number> = {};
 /** Sections that threw: the others' figures are still written, then the run fails naming these. */
 const failures = new Map<string, string>();
-async function timed<T>(section: string, measure: () => Promise<T>): Promise<T | undefined> {
+/** Sections measured so far (timed ones): an --only run writes its results after each (checkpoint()). */
+const done = new Set<string>();
+async function timed<T>(
+  section: string,
+  measure: () => Promise<T>,
+  store: (value: T) => void,
+): Promise<void> {
   const t0 = Date.now();
   try {
     const value = await measure();
     sectionSeconds[section] = Math.round((Date.now() - t0) / 1000);
-    return value;
+    store(value);
+    done.add(section);
+    await checkpoint();
   } catch (error) {
     const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
     failures.set(section, text);
     log(`${section} FAILED (its earlier figures are kept): ${text}`);
-    return undefined;
   }
 }
 const iterations = quick ? 5 : 30;
@@ -121,6 +129,21 @@ const resultsFile = join(repoRoot, 'bench', quick ? 'results-quick.json' : 'resu
 const results: Record<string, unknown> = only
   ? (JSON.parse(await readFile(resultsFile, 'utf8').catch(() => '{}')) as Record<string, unknown>)
   : {};
+const metaBefore = (results.meta ?? {}) as { updates?: Array<{ sections: string[] }> };
+
+/** Writes the results file with meta for the sections measured (a partial run: these replace theirs). */
+async function writeResults(measured: string[]) {
+  const environment = benchEnvironment({ quick, startedAtMs, sectionSeconds, build, bench });
+  await writeResultsFile(resultsFile, results, { only, measured, metaBefore, environment });
+}
+
+/**
+ * A partial run writes what it has after each timed section, so that a run stopped midway keeps the
+ * sections it finished; a full run writes only at its end (a stopped one leaves the last file whole).
+ */
+async function checkpoint() {
+  if (only) await writeResults(only.filter((x) => done.has(x)));
+}
 try {
   const runner = await bench.userKubeConfig('khrun-runner');
   const cli = await bench.userKubeConfig('khrun-cli');
@@ -133,11 +156,14 @@ try {
   // it runs; before any other section's checks exist (and before the long check starts) that is only these.
   if (measures('kuberhealthy')) {
     log('kuberhealthy: the real v2.7.1 daemon and v3.0.0 controller beside khrun, on the same checks');
-    const kuberhealthy = await timed('kuberhealthy', () => measureKuberhealthy(bench, { quick, dist, log }));
-    if (kuberhealthy) {
-      results.kuberhealthy = kuberhealthy;
-      delete results.pollingBaseline;
-    }
+    await timed(
+      'kuberhealthy',
+      () => measureKuberhealthy(bench, { quick, dist, log }),
+      (kuberhealthy) => {
+        results.kuberhealthy = kuberhealthy;
+        delete results.pollingBaseline;
+      },
+    );
   }
   // Started first and collected before serve-memory restarts the API server: it only waits meanwhile.
   const collectLongCheck = measures('long-check') ? await startLongCheckSection(fleet) : undefined;
@@ -173,38 +199,69 @@ try {
 
   if (measures('cli-start')) {
     log('cold start: bundle imports; khrun run started each way, spawn to first request and to exit');
-    results.bundles = await measureBundles(quick ? 2 : 5, dist);
-    results.cliStart = await measureCliStart(bench, cli, 'cold', { reps: quick ? 2 : 20, dist, log });
-    delete results.timeToFirstRequest;
+    await timed(
+      'cli-start',
+      async () => ({
+        bundles: await measureBundles(quick ? 2 : 5, dist),
+        cliStart: await measureCliStart(bench, cli, 'cold', { reps: quick ? 2 : 20, dist, log }),
+      }),
+      (measured) => {
+        Object.assign(results, measured);
+        delete results.timeToFirstRequest;
+      },
+    );
   }
 
   if (measures('scale')) {
     log('scale: one tick over N due checks, through the real tick → Job path');
-    results.scale = (await timed('scale', () => scaleSection(fleet))) ?? results.scale;
+    await timed(
+      'scale',
+      () => scaleSection(fleet),
+      (v) => {
+        results.scale = v;
+      },
+    );
   }
 
   // After scale: sized from the rate scale measured (fleet-sections.ts).
   if (measures('steady-state')) {
     log('steady state: objects in etcd with 1,000 checks on a short interval');
-    results.steadyState =
-      (await timed('steady-state', () =>
-        steadyStateSection(fleet, results.scale as Parameters<typeof steadyStateSection>[1]),
-      )) ?? results.steadyState;
+    await timed(
+      'steady-state',
+      () => steadyStateSection(fleet, results.scale as Parameters<typeof steadyStateSection>[1]),
+      (v) => {
+        results.steadyState = v;
+      },
+    );
   }
 
   if (measures('tick')) {
     log('tick: the tick alone over 1,000 and 2,000 due checks, 3 ticks each');
-    results.tick = (await timed('tick', () => tickSection(fleet))) ?? results.tick;
+    await timed(
+      'tick',
+      () => tickSection(fleet),
+      (v) => {
+        results.tick = v;
+      },
+    );
   }
 
   if (measures('lambda-cost')) {
     log('Lambda cost: the runCheck and report bundles invoked in a stand-in runtime');
-    results.lambdaCost = (await timed('lambda-cost', () => lambdaSection(fleet))) ?? results.lambdaCost;
+    await timed(
+      'lambda-cost',
+      () => lambdaSection(fleet),
+      (v) => {
+        results.lambdaCost = v;
+      },
+    );
   }
 
   if (collectLongCheck) {
     log('long check: waiting for it to end');
-    results.longCheck = (await timed('long-check', collectLongCheck)) ?? results.longCheck;
+    await timed('long-check', collectLongCheck, (v) => {
+      results.longCheck = v;
+    });
   }
 
   // Last: it restarts the API server, which the figures above must not see.
@@ -213,37 +270,8 @@ try {
     results.serveMemory = await measureServeMemory(bench, { quick, log, dist });
   }
 
-  const environment = {
-    date: new Date().toISOString(),
-    mode: quick ? 'quick' : 'full',
-    /** The whole run, build and cluster start included; sectionSeconds for the sections timed apart. */
-    seconds: Math.round((Date.now() - startedAtMs) / 1000),
-    sectionSeconds,
-    build,
-    machine: {
-      os: type(),
-      cpu: cpus()[0]?.model,
-      cores: cpus().length,
-      memoryGiB: Math.round(totalmem() / 2 ** 30),
-    },
-    versions: {
-      node: process.version,
-      kubernetes: bench.cluster.kubernetesVersion,
-      etcd: bench.cluster.etcdVersion,
-    },
-  };
-  if (only) {
-    // A partial run: the other sections stay as measured before; meta says what was measured when.
-    const meta = (results.meta ?? {}) as { updates?: Array<{ sections: string[] }> };
-    const measured = only.filter((x) => !failures.has(x));
-    const updates = (meta.updates ?? []).filter((u) => !u.sections.every((x) => measured.includes(x)));
-    results.meta = measured.length
-      ? { ...meta, updates: [...updates, { sections: measured, ...environment }] }
-      : meta;
-  } else results.meta = environment;
+  await writeResults(only ? only.filter((x) => !failures.has(x)) : []);
   process.stdout.write(`${renderPerformance(results, [kuberhealthyMarkdown])}\n`);
-  await mkdir(dirname(resultsFile), { recursive: true });
-  await writeFile(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`wrote ${resultsFile.slice(repoRoot.length + 1)}`);
   if (!quick)
     log(`README.md Performance section ${(await regenerateReadme(repoRoot)) ? 'rewritten' : 'unchanged'}`);

@@ -1,0 +1,57 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem, type } from 'node:os';
+import { dirname } from 'node:path';
+import type { BenchCluster } from './bench-cluster.ts';
+import type { BuildIdentity } from './build-for-bench.ts';
+
+type Meta = { updates?: Array<{ sections: string[] }> };
+
+/** What was run, where and on what: a full run's meta, or one entry of a partial run's meta.updates. */
+export function benchEnvironment(o: {
+  quick: boolean;
+  startedAtMs: number;
+  sectionSeconds: Record<string, number>;
+  build: BuildIdentity;
+  bench: BenchCluster;
+}) {
+  return {
+    date: new Date().toISOString(),
+    mode: o.quick ? 'quick' : 'full',
+    /** The whole run, build and cluster start included; sectionSeconds for the sections timed apart. */
+    seconds: Math.round((Date.now() - o.startedAtMs) / 1000),
+    sectionSeconds: o.sectionSeconds,
+    build: o.build,
+    machine: {
+      os: type(),
+      cpu: cpus()[0]?.model,
+      cores: cpus().length,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+    },
+    versions: {
+      node: process.version,
+      kubernetes: o.bench.cluster.kubernetesVersion,
+      etcd: o.bench.cluster.etcdVersion,
+    },
+  };
+}
+
+/**
+ * Writes the results file. A partial run (only) keeps the other sections as measured before and adds an
+ * entry to meta.updates for the sections it measured, replacing the entries those sections cover.
+ */
+export async function writeResultsFile(
+  file: string,
+  results: Record<string, unknown>,
+  o: { only?: string[]; measured: string[]; metaBefore: Meta; environment: object },
+): Promise<void> {
+  if (o.only) {
+    const updates = (o.metaBefore.updates ?? []).filter(
+      (u) => !u.sections.every((x) => o.measured.includes(x)),
+    );
+    results.meta = o.measured.length
+      ? { ...o.metaBefore, updates: [...updates, { sections: o.measured, ...o.environment }] }
+      : o.metaBefore;
+  } else results.meta = o.environment;
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
+}
