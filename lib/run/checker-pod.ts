@@ -69,7 +69,10 @@ export async function ensureCheckerPod(
       deps.log.info("replaced the adopted run's pod: nothing listens at its report endpoint", { pod: name });
     }
   }
-  return createCheckerPod(deps, check, run, opts.reportingUrl);
+  // A name the list shows taken by another run (one started within the same second) is not tried.
+  const others = opts.pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] !== run.uuid);
+  const taken = new Set(others.map((p) => p.metadata?.name));
+  return createCheckerPod(deps, check, run, opts.reportingUrl, taken);
 }
 
 /** Whether the pod's endpoint may still take its report: ours does; another is probed (unknown: may). */
@@ -89,6 +92,7 @@ async function createCheckerPod(
   check: ValidCheck,
   run: ActiveRun,
   reportingUrl: string,
+  taken: ReadonlySet<string | undefined>,
 ): Promise<PodReady> {
   const pod = buildCheckerPod({
     check,
@@ -98,7 +102,8 @@ async function createCheckerPod(
     nowEpochMs: run.startedAtMs,
   });
   pod.metadata = { ...pod.metadata, name: run.pod };
-  for (const name of [run.pod, `${run.pod}-${deps.clock.nowMs().toString(36)}`]) {
+  const names = [run.pod, `${run.pod}-${deps.clock.nowMs().toString(36)}`];
+  for (const name of names.filter((n, i) => i === names.length - 1 || !taken.has(n))) {
     try {
       pod.metadata.name = name;
       return { kind: 'created', name, pod: await deps.kube.createPod(pod) };

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
+import { CHECK_NAME_LABEL, podNameFor, RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
 import { handleReport, type ReportDeps } from '../../lib/report/handle-report.ts';
 import type { RunRef } from '../../lib/report/report-token.ts';
 import type { AcquireDeps } from '../../lib/run/acquire.ts';
@@ -147,6 +147,23 @@ describe('the API cost of a run whose pod reports at once to the endpoint its ru
       'create events',
     ]);
     expect(h.kube.requests.length).toBeLessThanOrEqual(9);
+  });
+
+  it('does not try a pod name the list shows taken (an earlier run of the same second): one create', async () => {
+    const h = hosted();
+    const earlier = finishedPod(9);
+    h.kube.putPod({ ...earlier, metadata: { ...earlier.metadata, name: podNameFor(NAME, T0) } });
+    h.kube.requests.length = 0;
+    const running = runIteration(h.deps, h.cfg);
+    await h.kube.until(() => h.kube.watching === 1);
+    const run = readActiveRun(h.kube.state(NS, NAME) ?? null) as ActiveRun;
+    expect((await postReport(h.endpoint, runRefOf(run))).status).toBe(200);
+    const [pod] = h.kube.podsOfRun(U1);
+    h.kube.setPodStatus(NS, pod?.metadata?.name ?? '', { phase: 'Succeeded' });
+    expect(await running).toMatchObject({ kind: 'recorded' });
+    expect(h.kube.requests.filter((r) => r === 'create pods')).toHaveLength(1);
+    expect(pod?.metadata?.name).toMatch(new RegExp(`^${podNameFor(NAME, T0)}-[0-9a-z]+$`));
+    expect(h.kube.conflicts).toEqual([]);
   });
 
   it('answers 200 only once the outcome is written, and keeps the pod that exits by itself', async () => {
