@@ -188,6 +188,9 @@ try {
       requests: summarize(samples.map((s) => s.requests.total)),
       requestsByVerb: samples[samples.length - 1]?.requests.byVerbResource,
       requestBudget: INSTANT_RUN_REQUEST_BUDGET,
+      // The sample that cost the most, by verb: what a run above the median spent its requests on.
+      costliestRequestsByVerb: samples.reduce((a, b) => (b.requests.total > a.requests.total ? b : a))
+        .requests.byVerbResource,
     };
     const over = samples.filter((s) => s.requests.total > INSTANT_RUN_REQUEST_BUDGET).length;
     if (over > 0)
