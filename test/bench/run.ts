@@ -82,6 +82,12 @@ async function timed<T>(
   store: (value: T) => void,
 ): Promise<void> {
   const t0 = Date.now();
+  // Stopped from outside (a deadline): the cluster's processes go with it; an --only run keeps what it wrote.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      log(`${signal}: stopping the local cluster`);
+      void bench.cluster.stop().finally(() => process.exit(130));
+    });
   try {
     const value = await measure();
     sectionSeconds[section] = Math.round((Date.now() - t0) / 1000);
@@ -200,17 +206,13 @@ try {
     results.overhead = overhead;
   }
 
-  if (measures('cli-start')) {
-    log('cold start: bundle imports; khrun run started each way, spawn to first request and to exit');
+  if (measures('lambda-cost')) {
+    log('Lambda cost: the runCheck and report bundles invoked in a stand-in runtime');
     await timed(
-      'cli-start',
-      async () => ({
-        bundles: await measureBundles(quick ? 2 : 5, dist),
-        cliStart: await measureCliStart(bench, cli, 'cold', { reps: quick ? 2 : 20, dist, log }),
-      }),
-      (measured) => {
-        Object.assign(results, measured);
-        delete results.timeToFirstRequest;
+      'lambda-cost',
+      () => lambdaSection(fleet),
+      (v) => {
+        results.lambdaCost = v;
       },
     );
   }
@@ -224,6 +226,13 @@ try {
         results.scale = v;
       },
     );
+  }
+
+  if (collectLongCheck) {
+    log('long check: waiting for it to end');
+    await timed('long-check', collectLongCheck, (v) => {
+      results.longCheck = v;
+    });
   }
 
   // After scale: sized from the rate scale measured (fleet-sections.ts).
@@ -249,22 +258,19 @@ try {
     );
   }
 
-  if (measures('lambda-cost')) {
-    log('Lambda cost: the runCheck and report bundles invoked in a stand-in runtime');
+  if (measures('cli-start')) {
+    log('cold start: bundle imports; khrun run started each way, spawn to first request and to exit');
     await timed(
-      'lambda-cost',
-      () => lambdaSection(fleet),
-      (v) => {
-        results.lambdaCost = v;
+      'cli-start',
+      async () => ({
+        bundles: await measureBundles(quick ? 2 : 5, dist),
+        cliStart: await measureCliStart(bench, cli, 'cold', { reps: quick ? 2 : 20, dist, log }),
+      }),
+      (measured) => {
+        Object.assign(results, measured);
+        delete results.timeToFirstRequest;
       },
     );
-  }
-
-  if (collectLongCheck) {
-    log('long check: waiting for it to end');
-    await timed('long-check', collectLongCheck, (v) => {
-      results.longCheck = v;
-    });
   }
 
   // Last: it restarts the API server, which the figures above must not see.
