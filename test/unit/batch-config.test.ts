@@ -174,7 +174,10 @@ describe('the runCheck Lambda: a batch event', () => {
         cluster: single.cluster,
       },
     });
-    for (const event of [{ checkName: 'c', namespace: 'ns' }, { kind: 'khjob', checkName: 'j' }]) {
+    for (const event of [
+      { checkName: 'c', namespace: 'ns' },
+      { kind: 'khjob', checkName: 'j' },
+    ]) {
       const one = lambda(event);
       expect(one.kind).toBe('one');
       expect(one.options).toEqual(lambdaRunCheckOptions({ event, env: lambdaEnv }));
