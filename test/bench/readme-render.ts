@@ -272,7 +272,7 @@ function provenance(r: Results): string[] {
   ];
   for (const u of meta.updates ?? [])
     lines.push(
-      `Measured again on ${String(u.date).slice(0, 16).replace('T', ' ')} UTC (${u.mode}${u.build ? `, ${String(u.build.commit).slice(0, 12)}${u.build.dirty ? ' + changes' : ''}` : ''}${u.seconds ? `, ${Math.round(u.seconds / 60)} min` : ''}): ${u.sections.join(', ')}.`,
+      `Measured again on ${String(u.date).slice(0, 16).replace('T', ' ')} UTC (${u.mode}${u.build ? `, ${String(u.build.commit).slice(0, 12)}${u.build.dirty ? ' + changes' : ''}` : ''}${u.seconds ? `, ${Math.round(u.seconds / 60)} min` : ''}${u.loadAverage ? `, load average ${u.loadAverage.join(' / ')} at the end` : ''}): ${u.sections.join(', ')}.`,
     );
   return [...lines.map((l) => `- ${l}`), ''];
 }

@@ -1,5 +1,5 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import { cpus, totalmem, type } from 'node:os';
+import { cpus, loadavg, totalmem, type } from 'node:os';
 import { dirname } from 'node:path';
 import type { BenchCluster } from './bench-cluster.ts';
 import type { BuildIdentity } from './build-for-bench.ts';
@@ -20,6 +20,8 @@ export function benchEnvironment(o: {
     /** The whole run, build and cluster start included; sectionSeconds for the sections timed apart. */
     seconds: Math.round((Date.now() - o.startedAtMs) / 1000),
     sectionSeconds: o.sectionSeconds,
+    /** 1, 5 and 15 minute load averages when written: what else ran on the machine weighs on every figure. */
+    loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
     build: o.build,
     machine: {
       os: type(),
