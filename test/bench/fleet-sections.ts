@@ -29,6 +29,12 @@ const RUNNER_MEMORY_BUDGET_MIB = 12 * 1024;
 /** Full mode's time for the scale section: a size predicted (from the last size's rate) to overrun it is left out. */
 const SCALE_BUDGET_MS = 20 * 60_000;
 
+/** Checks recorded a second in a row: all of them over the time to the last, or those recorded. */
+function recordRate(f: ScaleFigure): number | undefined {
+  const ms = f.allRecordedMs ?? f.lastRecordedMs;
+  return ms && f.recorded ? f.recorded / (ms / 1000) : undefined;
+}
+
 /** infra/deploy applied once (through the overlay), and the tick's kubeconfig. */
 async function deployed(ctx: FleetContext): Promise<{ tickKubeconfig: string; tickUser: string }> {
   await deployForScale(ctx.bench.cluster.kubeconfigPath, ctx.cacheDir, ctx.dist);
@@ -56,11 +62,12 @@ export async function scaleSection(ctx: FleetContext) {
   const t0 = Date.now();
   for (const { n, batchSize } of plan) {
     const prev = figures.at(-1);
-    if (prev && !ctx.quick) {
-      const predictedMs = (n / prev.checks) * prev.allRecordedMs + 60_000;
+    const rate = prev && recordRate(prev);
+    if (prev && rate && !ctx.quick) {
+      const predictedMs = (n / rate) * 1000 + 60_000;
       if (Date.now() - t0 + predictedMs > SCALE_BUDGET_MS) {
         notes.push(
-          `${n} checks at batch size ${batchSize} left out: at the rate of the ${prev.checks}-check row (${(prev.checks / (prev.allRecordedMs / 1000)).toFixed(1)} checks recorded a second) it would take about ${Math.round(predictedMs / 60_000)} min, past the section's ${SCALE_BUDGET_MS / 60_000} min.`,
+          `${n} checks at batch size ${batchSize} left out: at the rate of the ${prev.checks}-check row (${rate.toFixed(1)} checks recorded a second) it would take about ${Math.round(predictedMs / 60_000)} min, past the section's ${SCALE_BUDGET_MS / 60_000} min.`,
         );
         continue;
       }
@@ -88,7 +95,7 @@ export async function scaleSection(ctx: FleetContext) {
     });
     figures.push(f);
     ctx.log(
-      `    tick ${fmtMs(f.tickMs)}, all recorded ${fmtMs(f.allRecordedMs)}, ${f.runnerJobs} runner Jobs`,
+      `    tick ${fmtMs(f.tickMs)}, ${f.recorded}/${n} recorded, all after ${fmtMs(f.allRecordedMs)}, ${f.runnerJobs} runner Jobs${Object.keys(f.runnerFailures).length ? `, runner failures ${JSON.stringify(f.runnerFailures)}` : ''}`,
     );
   }
   // The next sections get a cluster without these thousands of checks, pods and Jobs.
@@ -131,8 +138,8 @@ export async function steadyStateSection(ctx: FleetContext, scale?: { figures: S
   const { tickKubeconfig } = await deployed(ctx);
   await declareNodeRoom(ctx.bench.cluster.kubeConfig, 2500);
   const runIntervalSeconds = 120;
-  const largest = scale?.figures?.filter((f) => f.batchSize > 1).at(-1);
-  const ratePerSecond = largest ? largest.checks / (largest.allRecordedMs / 1000) : undefined;
+  const largest = scale?.figures?.filter((f) => f.batchSize > 1 && recordRate(f)).at(-1);
+  const ratePerSecond = largest && recordRate(largest);
   const n = Math.min(1000, ratePerSecond ? Math.floor(ratePerSecond * runIntervalSeconds * 0.7) : 1000);
   ctx.log(
     `  ${n} checks${ratePerSecond ? ` (this machine recorded ${ratePerSecond.toFixed(1)} checks a second)` : ''}`,

@@ -117,6 +117,19 @@ function polling(r: Results): string[] {
   ];
 }
 
+/** All recorded after T, or: k of n, the last after T (a row whose runners could not run every check). */
+function recordedCell(s: ScaleFigure): string {
+  if (s.allRecordedMs !== undefined) return fmtMs(s.allRecordedMs);
+  return `${s.recorded ?? 0} of ${s.checks} (the last after ${fmtMs(s.lastRecordedMs)})`;
+}
+
+/** Outcomes, and the checks a runner could not run, with its error. */
+function outcomesCell(s: ScaleFigure): string {
+  const recorded = Object.entries(s.outcomes ?? {}).map(([k, v]) => `${v} ${k}`);
+  const failed = Object.entries(s.runnerFailures ?? {}).map(([k, v]) => `${v} not run (${cell(k)})`);
+  return [...recorded, ...failed].join(', ');
+}
+
 function scale(r: Results): string[] {
   const figures = (r.scale?.figures ?? []) as ScaleFigure[];
   if (!figures.length) return [];
@@ -130,11 +143,7 @@ function scale(r: Results): string[] {
   ];
   for (const s of figures) {
     lines.push(
-      `| ${s.checks} | ${s.batchSize} | ${fmtMs(s.tickMs)} | ${fmtMs(s.allRecordedMs)} | ${s.runnerJobs} | ${s.runnerPods} | ${s.checkerPods} | ${num(s.tickPeakRssMiB)} MiB | ${num(s.runnerPeakRssMiB?.median)} MiB, ${num(s.runnerPeakRssMiB?.max)} MiB (n=${s.runnerPeakRssMiB?.n ?? 0}) | ${num(s.requests?.perCheck, 1)} (${s.requests?.tick} + ${s.requests?.runner}) | ${Object.entries(
-        s.outcomes ?? {},
-      )
-        .map(([k, v]) => `${v} ${k}`)
-        .join(', ')} |`,
+      `| ${s.checks} | ${s.batchSize} | ${fmtMs(s.tickMs)} | ${recordedCell(s)} | ${s.runnerJobs} | ${s.runnerPods} | ${s.checkerPods} | ${num(s.tickPeakRssMiB)} MiB | ${num(s.runnerPeakRssMiB?.median)} MiB, ${num(s.runnerPeakRssMiB?.max)} MiB (n=${s.runnerPeakRssMiB?.n ?? 0}) | ${num(s.requests?.perCheck, 1)} (${s.requests?.tick} + ${s.requests?.runner}) | ${outcomesCell(s)} |`,
     );
   }
   if (r.scale.notes?.length) lines.push('', ...r.scale.notes.map((n: string) => `- ${n}`));

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { BatchV1Api, type V1Job, VersionApi } from '@kubernetes/client-node';
+import { BatchV1Api, CustomObjectsApi, type V1Job, VersionApi } from '@kubernetes/client-node';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
 import { COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from '../../lib/schedule/run-job.ts';
 import { ANNOTATION } from '../../lib/state/khstate.ts';
@@ -27,8 +27,14 @@ export interface ScaleFigure {
   /** The tick, spawned as a process (the bundle, as the khrun-tick ServiceAccount): spawn to exit. */
   tickMs: number;
   tickPeakRssMiB: number;
-  /** Tick spawned to the last check's outcome in its khstate. */
-  allRecordedMs: number;
+  /** Tick spawned to the last check's outcome in its khstate; undefined when not every check got one. */
+  allRecordedMs?: number;
+  /** Checks with an outcome once every runner Job had ended (n when the row is complete). */
+  recorded: number;
+  /** An incomplete row: tick spawned to the last outcome seen. */
+  lastRecordedMs?: number;
+  /** Checks a runner could not run, by the error it gave (its per-check output line). */
+  runnerFailures: Record<string, number>;
   runnerJobs: number;
   runnerPods: number;
   checkerPods: number;
@@ -95,38 +101,61 @@ export async function measureScale(
   if (tick.code !== 0) throw new Error(`khrun tick failed (${tick.code}):\n${tick.stdout}\n${tick.stderr}`);
   const tickPeakRssMiB = Number(/KHRUN_BENCH_MAXRSS_KB (\d+)/.exec(tick.stderr)?.[1]) / 1024;
 
+  // Until every check has an outcome, or every runner Job has ended without recording them all (then no
+  // more will come: the row says how many were recorded and why the others were not).
   let lastShown = 0;
-  const states = await waitForSet<KhState, KhState[]>({
+  let lastCount = 0;
+  let lastRecordedAtMs: number | undefined;
+  const stop = new AbortController();
+  const timeoutMs = 180_000 + n * 800;
+  const allRecorded = waitForSet<KhState, true>({
     kc,
     path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${KHSTATE_PLURAL}`,
-    timeoutMs: 180_000 + n * 800,
+    timeoutMs,
+    signal: stop.signal,
     description: `all ${n} checks to record an outcome`,
     decide: (items) => {
-      const done = [...items.values()].filter((s) => s.metadata.annotations?.[ANNOTATION.outcome]);
+      const count = [...items.values()].filter((x) => x.metadata.annotations?.[ANNOTATION.outcome]).length;
+      if (count > lastCount) [lastCount, lastRecordedAtMs] = [count, Date.now()];
       if (Date.now() - lastShown > 15_000) {
         lastShown = Date.now();
-        opts.log(`    ${done.length}/${n} recorded after ${fmtMs(Date.now() - t0)}`);
+        opts.log(`    ${count}/${n} recorded after ${fmtMs(Date.now() - t0)}`);
       }
-      return done.length >= n ? done : undefined;
+      return count >= n ? true : undefined;
     },
   });
-  const allRecordedMs = Date.now() - t0;
-  const jobs = await waitForSet<V1Job, V1Job[]>({
+  const jobsEnded = waitForSet<V1Job, V1Job[]>({
     kc,
     path: '/apis/batch/v1/namespaces/kuberhealthy/jobs',
     labelSelector: RUN_JOBS,
-    timeoutMs: 300_000,
-    description: 'every runner Job of this tick to finish',
+    timeoutMs: timeoutMs + 300_000,
+    description: 'every runner Job of this tick to end',
     decide: (items) => {
       const mine = [...items.values()].filter((j) => !before.has(j.metadata?.uid));
-      return mine.every(jobDone) ? mine : undefined;
+      return mine.length > 0 && mine.every(jobDone) ? mine : undefined;
     },
   });
+  const first = await Promise.race([
+    allRecorded.then(() => 'all' as const),
+    jobsEnded.then(() => 'jobs' as const),
+  ]);
+  const allRecordedMs = first === 'all' ? Date.now() - t0 : undefined;
+  stop.abort();
+  await allRecorded.catch(() => undefined);
+  const jobs = await jobsEnded;
   const endMs = Date.now();
+  const states = (
+    (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+      group: KH_GROUP,
+      version: KH_VERSION,
+      plural: KHSTATE_PLURAL,
+      namespace,
+    })) as { items: KhState[] }
+  ).items.filter((x) => x.metadata.annotations?.[ANNOTATION.outcome]);
   const outcomes: Record<string, number> = {};
-  for (const s of states) {
+  for (const x of states) {
     const kind =
-      (JSON.parse(s.metadata.annotations?.[ANNOTATION.outcome] ?? '{}') as { kind?: string }).kind ?? '?';
+      (JSON.parse(x.metadata.annotations?.[ANNOTATION.outcome] ?? '{}') as { kind?: string }).kind ?? '?';
     outcomes[kind] = (outcomes[kind] ?? 0) + 1;
   }
 
@@ -134,12 +163,16 @@ export async function measureScale(
   const runners = procs.filter((p) => p.container === 'runner');
   const checkers = procs.filter((p) => p.pod.startsWith(`${namespace}/`));
   const rss: number[] = [];
+  const runnerFailures: Record<string, number> = {};
   for (const r of runners) {
     const [ns, pod] = r.pod.split('/');
     const path = bench.cluster.kubelet.podLogPath(ns ?? '', pod ?? '', 'runner');
     const text = path ? await readFile(path, 'utf8').catch(() => '') : '';
     const kb = Number(/KHRUN_BENCH_MAXRSS_KB (\d+)/.exec(text)?.[1]);
     if (Number.isFinite(kb)) rss.push(kb / 1024);
+    // A batch runner's per-check lines: a check it could not run says why (e.g. an API server 504).
+    for (const m of text.matchAll(/"result":"failed","error":"([^"]{0,120})/g))
+      runnerFailures[m[1] ?? '?'] = (runnerFailures[m[1] ?? '?'] ?? 0) + 1;
   }
   // A marker request after the window: once it is in the (batched) audit log, so is every earlier one.
   const marker = Date.now();
@@ -153,6 +186,9 @@ export async function measureScale(
     tickMs,
     tickPeakRssMiB,
     allRecordedMs,
+    recorded: states.length,
+    ...(allRecordedMs === undefined && lastRecordedAtMs ? { lastRecordedMs: lastRecordedAtMs - t0 } : {}),
+    runnerFailures,
     runnerJobs: jobs.length,
     runnerPods: runners.length,
     checkerPods: checkers.length,

@@ -30,4 +30,26 @@ describe("README's Performance section, rendered from results.json", () => {
     expect(() => replaceBetweenMarkers('# x\n', 'new')).toThrow(/must hold/);
     expect(() => replaceBetweenMarkers(`${BEGIN}${BEGIN}${END}`, 'new')).toThrow(/once each/);
   });
+
+  it('shows a scale row whose runners could not run every check as incomplete, with their errors', () => {
+    const row = {
+      checks: 500,
+      batchSize: 25,
+      tickMs: 3000,
+      recorded: 478,
+      lastRecordedMs: 240_000,
+      runnerFailures: { 'HTTP-Code: 504': 22 },
+      runnerJobs: 20,
+      runnerPods: 20,
+      checkerPods: 478,
+      tickPeakRssMiB: 90,
+      runnerPeakRssMiB: summarize([100, 110]),
+      requests: { tick: 600, runner: 4000, perCheck: 9.2, tickByVerb: {} },
+      outcomes: { Succeeded: 478 },
+    };
+    const text = renderPerformance({ scale: { how: 'h', notes: [], figures: [row] } });
+    const line = text.split('\n').find((l) => l.startsWith('| 500 |')) ?? '';
+    expect(line).toContain('478 of 500 (the last after 240.0 s)');
+    expect(line).toContain('478 Succeeded, 22 not run (HTTP-Code: 504)');
+  });
 });
