@@ -130,7 +130,29 @@ function outcomesCell(s: ScaleFigure): string {
   return [...recorded, ...failed].join(', ');
 }
 
+/** Rows in the shape scale.ts wrote before batch runners (an array; one Job per check, a Node checker). */
+function legacyScale(rows: Results[]): string[] {
+  return [
+    '### Scale: one tick over N due checks (measured before batch runners and the concurrent tick)',
+    '',
+    'One khrun tick (the bundle, spawned) dispatching one Job per due check through the real tick → Job path; every runner and checker (a Node program) a process of the one process kubelet, n=1 per row. Not measured again since: `npm run bench -- --only scale` replaces these rows.',
+    '',
+    '| due checks | tick | all recorded | tick peak RSS | runner peak RSS (median) | API requests per check | outcomes |',
+    '|---:|---:|---:|---:|---:|---:|---|',
+    ...rows.map(
+      (s) =>
+        `| ${s.checks} | ${fmtMs(s.tickMs)} | ${fmtMs(s.allFinishedMs)} | ${num(s.tickPeakRssMiB)} MiB | ${num(s.runnerPeakRssMiB?.median)} MiB | ${num(s.requestsPerCheck, 1)} | ${Object.entries(
+          s.outcomes ?? {},
+        )
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ')} |`,
+    ),
+    '',
+  ];
+}
+
 function scale(r: Results): string[] {
+  if (Array.isArray(r.scale)) return legacyScale(r.scale);
   const figures = (r.scale?.figures ?? []) as ScaleFigure[];
   if (!figures.length) return [];
   const lines = [
