@@ -26,8 +26,11 @@ export interface FleetContext {
 const NODE_RUNNER_MIB = 93;
 /** What the benchmark lets concurrent runner processes take of this machine's memory. */
 const RUNNER_MEMORY_BUDGET_MIB = 12 * 1024;
-/** Full mode's time for the scale section: a size predicted (from the last size's rate) to overrun it is left out. */
-const SCALE_BUDGET_MS = 12 * 60_000;
+/**
+ * Full mode's time for the scale section: a size predicted (from the last size's rate) to overrun it is left
+ * out. KHRUN_BENCH_SCALE_MINUTES sets it (default 12; more measures more sizes on a faster machine).
+ */
+const SCALE_BUDGET_MS = (Number(process.env.KHRUN_BENCH_SCALE_MINUTES) || 12) * 60_000;
 
 /** Checks recorded a second in a row: all of them over the time to the last, or those recorded. */
 function recordRate(f: ScaleFigure): number | undefined {
