@@ -233,6 +233,11 @@ function tick(): Promise<{ code: number | null; stdout: string; stderr: string }
       'fault-runner',
       '--first-run-jitter',
       '0s',
+      // One Job per check: this scenario races each check's own Job with a manual run of that check (the
+      // test waits for a check's Job to end before letting the check report). Two ticks sending batches at
+      // once are tick.test.ts's.
+      '--batch-size',
+      '1',
       '-o',
       'json',
     ],
