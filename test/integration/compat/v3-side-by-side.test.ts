@@ -119,113 +119,108 @@ async function untilNotLeader(timeoutMs: number): Promise<void> {
 }
 
 describe('Kuberhealthy v3.0.0 and khrun side by side on HealthChecks', () => {
-  it(
-    'both write the same status fields; v3 reads khrun results on its own /json and /metrics',
-    { timeout: 300_000 },
-    async () => {
-      expect(await metricsText()).toMatch(/^kuberhealthy_controller_leader 1$/m);
+  it('both write the same status fields; v3 reads khrun results on its own /json and /metrics', async () => {
+    expect(await metricsText()).toMatch(/^kuberhealthy_controller_leader 1$/m);
 
-      // v3 runs its three (its informer starts each at once).
-      for (const c of CHECKS) await create(v3Ns, c.name, c.args);
-      const byV3 = await finished(v3Ns);
+    // v3 runs its three (its informer starts each at once).
+    for (const c of CHECKS) await create(v3Ns, c.name, c.args);
+    const byV3 = await finished(v3Ns);
 
-      // v3 steps down; khrun's three are created only after.
-      await v3!.demote('khrun-side-by-side');
-      await untilNotLeader(30_000);
-      for (const c of CHECKS) await create(khrunNs, c.name, c.args);
-      const results = await Promise.all(
-        CHECKS.map((c) => runKhrun(['--healthcheck', c.name, '--namespace', khrunNs, '--output', 'json'])),
-      );
-      for (const r of results) expect(r.code, r.stderr).toBe(0);
-      expect(results.map((r) => outcomeOf(r).kind)).toEqual(['Succeeded', 'Failed', 'TimedOut']);
-      const byKhrun = await finished(khrunNs);
+    // v3 steps down; khrun's three are created only after.
+    await v3!.demote('khrun-side-by-side');
+    await untilNotLeader(30_000);
+    for (const c of CHECKS) await create(khrunNs, c.name, c.args);
+    const results = await Promise.all(
+      CHECKS.map((c) => runKhrun(['--healthcheck', c.name, '--namespace', khrunNs, '--output', 'json'])),
+    );
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+    expect(results.map((r) => outcomeOf(r).kind)).toEqual(['Succeeded', 'Failed', 'TimedOut']);
+    const byKhrun = await finished(khrunNs);
 
-      // v3 never saw khrun's HealthChecks: no finalizer, and one pod each (khrun's). v3's own may lack its
-      // finalizer (v3.0.0's informer adds it with an update its scheduler's status write can beat, never
-      // retried), so khrun must refuse them from their results as well: each, without --take-over, exit 2
-      // (checked below, after the pod list).
-      for (const hc of byKhrun.values()) expect(hc.metadata.finalizers ?? []).not.toContain(V3_FINALIZER);
-      const khrunPods = await core.listNamespacedPod({ namespace: khrunNs });
-      expect(khrunPods.items.map((p) => p.metadata?.labels?.healthcheck).sort()).toEqual(
-        CHECKS.map((c) => c.name).sort(),
-      );
-      // (after the pod list: the timed-out run's pod is being evicted meanwhile)
-      for (const c of CHECKS) {
-        const refused = await runKhrun(['--healthcheck', c.name, '--namespace', v3Ns, '--output', 'json']);
-        expect(refused.code, `${c.name}: ${refused.stderr}`).toBe(2);
-        expect(refused.stderr + refused.stdout).toMatch(new RegExp(`Kuberhealthy v3 runs ${v3Ns}/${c.name}`));
-      }
+    // v3 never saw khrun's HealthChecks: no finalizer, and one pod each (khrun's). v3's own may lack its
+    // finalizer (v3.0.0's informer adds it with an update its scheduler's status write can beat, never
+    // retried), so khrun must refuse them from their results as well: each, without --take-over, exit 2
+    // (checked below, after the pod list).
+    for (const hc of byKhrun.values()) expect(hc.metadata.finalizers ?? []).not.toContain(V3_FINALIZER);
+    const khrunPods = await core.listNamespacedPod({ namespace: khrunNs });
+    expect(khrunPods.items.map((p) => p.metadata?.labels?.healthcheck).sort()).toEqual(
+      CHECKS.map((c) => c.name).sort(),
+    );
+    // (after the pod list: the timed-out run's pod is being evicted meanwhile)
+    for (const c of CHECKS) {
+      const refused = await runKhrun(['--healthcheck', c.name, '--namespace', v3Ns, '--output', 'json']);
+      expect(refused.code, `${c.name}: ${refused.stderr}`).toBe(2);
+      expect(refused.stderr + refused.stdout).toMatch(new RegExp(`Kuberhealthy v3 runs ${v3Ns}/${c.name}`));
+    }
 
-      const fields = CHECKS.flatMap((c) =>
-        compareStatuses({
-          check: c.name,
-          kuberhealthy: byV3.get(c.name)?.status as Record<string, unknown> | undefined,
-          khrun: byKhrun.get(c.name)?.status as Record<string, unknown> | undefined,
-          namespaces: { kuberhealthy: v3Ns, khrun: khrunNs },
-        }),
-      );
-      const differ = fields.filter((f) => !f.same);
-      // What must agree for v3's tools to read khrun's results as v3's own.
-      for (const field of [
-        'ok',
-        'currentUUID',
-        'successCount',
-        'failureCount',
-        'lastOKUnix',
-        'lastFailureUnix',
-      ]) {
-        expect(
-          differ.filter((f) => f.field === field),
-          field,
-        ).toEqual([]);
-      }
-      expect(differ.filter((f) => f.field === 'errors').map((f) => f.check)).not.toContain('v3-error');
-      for (const f of differ) expect(f.why, `${f.check} ${f.field}`).not.toBe('differs (see the values)');
+    const fields = CHECKS.flatMap((c) =>
+      compareStatuses({
+        check: c.name,
+        kuberhealthy: byV3.get(c.name)?.status as Record<string, unknown> | undefined,
+        khrun: byKhrun.get(c.name)?.status as Record<string, unknown> | undefined,
+        namespaces: { kuberhealthy: v3Ns, khrun: khrunNs },
+      }),
+    );
+    const differ = fields.filter((f) => !f.same);
+    // What must agree for v3's tools to read khrun's results as v3's own.
+    for (const field of [
+      'ok',
+      'currentUUID',
+      'successCount',
+      'failureCount',
+      'lastOKUnix',
+      'lastFailureUnix',
+    ]) {
+      expect(
+        differ.filter((f) => f.field === field),
+        field,
+      ).toEqual([]);
+    }
+    expect(differ.filter((f) => f.field === 'errors').map((f) => f.check)).not.toContain('v3-error');
+    for (const f of differ) expect(f.why, `${f.check} ${f.field}`).not.toBe('differs (see the values)');
 
-      // v3's own API reads khrun's results: /json for khrun's namespace, /metrics for all.
-      const json = (await (
-        await fetch(`${v3!.baseUrl}/json?namespace=${khrunNs}`, { signal: AbortSignal.timeout(10_000) })
-      ).json()) as { OK: boolean; CheckDetails: Record<string, { ok: boolean; errors?: string[] }> };
-      const families = parsePromText(await metricsText());
-      const reads = CHECKS.map((c) => {
-        const status = byKhrun.get(c.name)?.status;
-        const detail = json.CheckDetails[c.name];
-        const sample = families
-          .get('kuberhealthy_check')
-          ?.samples.find((s) => s.labels.check === c.name && s.labels.namespace === khrunNs);
-        return {
-          check: c.name,
-          json: detail
-            ? `ok ${detail.ok}, errors ${JSON.stringify(detail.errors ?? []).replaceAll(khrunNs, '<namespace>')}`
-            : '(missing)',
-          metric: sample ? `status="${sample.labels.status}" value ${sample.value}` : '(missing)',
-          matches:
-            detail?.ok === status?.ok &&
-            JSON.stringify(detail?.errors ?? []) === JSON.stringify(status?.errors ?? []) &&
-            sample?.value === (status?.ok ? 1 : 0),
-        };
-      });
-      expect(reads.filter((r) => !r.matches)).toEqual([]);
-      expect(json.OK).toBe(false);
-
-      const out: CompatV3Results = {
-        kuberhealthy: 'v3.0.0 (github.com/kuberhealthy/kuberhealthy/v3, controller from the Go module proxy)',
-        measured: new Date().toISOString().slice(0, 10),
-        how:
-          `npm run compat: test/integration/compat/v3-side-by-side.test.ts on the local cluster; 3 HealthChecks ` +
-          `(v3.0.0's Go checkclient: success, failure, no report; timeout ${TIMEOUT}), one run each, by v3's ` +
-          'controller (its deploy/kustomize/base Deployment, 1 replica) in one namespace and by khrun run ' +
-          '--healthcheck (spawned) in another; statuses read from the API server after each run finished',
-        separation:
-          'v3.0.0 ignores KH_TARGET_NAMESPACE (read, never used); its Lease was taken after its runs, ' +
-          'kuberhealthy_controller_leader went to 0 and khrun’s HealthChecks carry no v3 finalizer',
-        fields,
-        v3ReadsKhrun: reads,
+    // v3's own API reads khrun's results: /json for khrun's namespace, /metrics for all.
+    const json = (await (
+      await fetch(`${v3!.baseUrl}/json?namespace=${khrunNs}`, { signal: AbortSignal.timeout(10_000) })
+    ).json()) as { OK: boolean; CheckDetails: Record<string, { ok: boolean; errors?: string[] }> };
+    const families = parsePromText(await metricsText());
+    const reads = CHECKS.map((c) => {
+      const status = byKhrun.get(c.name)?.status;
+      const detail = json.CheckDetails[c.name];
+      const sample = families
+        .get('kuberhealthy_check')
+        ?.samples.find((s) => s.labels.check === c.name && s.labels.namespace === khrunNs);
+      return {
+        check: c.name,
+        json: detail
+          ? `ok ${detail.ok}, errors ${JSON.stringify(detail.errors ?? []).replaceAll(khrunNs, '<namespace>')}`
+          : '(missing)',
+        metric: sample ? `status="${sample.labels.status}" value ${sample.value}` : '(missing)',
+        matches:
+          detail?.ok === status?.ok &&
+          JSON.stringify(detail?.errors ?? []) === JSON.stringify(status?.errors ?? []) &&
+          sample?.value === (status?.ok ? 1 : 0),
       };
-      await writeCompatV3(out);
-    },
-    240_000,
-  );
+    });
+    expect(reads.filter((r) => !r.matches)).toEqual([]);
+    expect(json.OK).toBe(false);
+
+    const out: CompatV3Results = {
+      kuberhealthy: 'v3.0.0 (github.com/kuberhealthy/kuberhealthy/v3, controller from the Go module proxy)',
+      measured: new Date().toISOString().slice(0, 10),
+      how:
+        `npm run compat: test/integration/compat/v3-side-by-side.test.ts on the local cluster; 3 HealthChecks ` +
+        `(v3.0.0's Go checkclient: success, failure, no report; timeout ${TIMEOUT}), one run each, by v3's ` +
+        'controller (its deploy/kustomize/base Deployment, 1 replica) in one namespace and by khrun run ' +
+        '--healthcheck (spawned) in another; statuses read from the API server after each run finished',
+      separation:
+        'v3.0.0 ignores KH_TARGET_NAMESPACE (read, never used); its Lease was taken after its runs, ' +
+        'kuberhealthy_controller_leader went to 0 and khrun’s HealthChecks carry no v3 finalizer',
+      fields,
+      v3ReadsKhrun: reads,
+    };
+    await writeCompatV3(out);
+  }, 300_000);
 
   it('`khrun status` lists the HealthChecks both ran, by KIND, and -o json under HealthCheckDetails', async () => {
     const scope = ['--namespace', `${v3Ns},${khrunNs}`];
