@@ -1,6 +1,6 @@
 import type { BatchEntry } from '../batch/batch-entry.ts';
 import { checkResultJson } from '../batch/batch-result.ts';
-import { runBatch } from '../batch/run-batch.ts';
+import { runBatchInSession } from '../batch/run-batch.ts';
 import { khjobRun, runResultJson } from '../commands/job-run.ts';
 import { SINGLE_RUN } from '../commands/run-batch.ts';
 import type { RunKind } from '../config/run-check-event.ts';
@@ -9,7 +9,6 @@ import type { JobRunResult } from '../job/run-khjob.ts';
 import { JobNotFoundError } from '../job/run-khjob.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import { type RunCheckOptions, runCheck } from '../run/invocation.ts';
-import { openRunnerSession } from '../run/runner-session.ts';
 
 /** The runner of each kind: the engine `khrun run --check`, `--job` and `--healthcheck` use. */
 export function runnerFor(kind: RunKind, name: string): (opts: RunCheckOptions) => Promise<JobRunResult> {
@@ -57,20 +56,18 @@ export async function runBatchFromEvent(
     checks: BatchEntry[];
   },
 ): Promise<{ checks: object[] }> {
-  const session = await openRunnerSession({
-    kc: opts.kc,
-    namespaces: opts.checks.map((c) => c.namespace),
-    runner: opts.runner,
-    report: opts.report,
-    log: opts.log,
-    leaseMs: opts.leaseMs,
-    keepFinishedPods: opts.keepFinishedPods,
-    takeOver: opts.takeOver,
-  });
-  try {
-    const results = await runBatch({ session, log: opts.log, signal: opts.signal }, opts.checks);
-    return { checks: results.map((r) => checkResultJson(r, SINGLE_RUN)) };
-  } finally {
-    await session.close();
-  }
+  const results = await runBatchInSession(
+    {
+      kc: opts.kc,
+      runner: opts.runner,
+      report: opts.report,
+      log: opts.log,
+      signal: opts.signal,
+      leaseMs: opts.leaseMs,
+      keepFinishedPods: opts.keepFinishedPods,
+      takeOver: opts.takeOver,
+    },
+    opts.checks,
+  );
+  return { checks: results.map((r) => checkResultJson(r, SINGLE_RUN)) };
 }

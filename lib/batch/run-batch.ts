@@ -1,8 +1,8 @@
-import type { Log } from '../core/log.ts';
+import { type Log, logWithKeys } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import type { RunTimings } from '../run/assess.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
-import type { RunnerSession } from '../run/runner-session.ts';
+import { openRunnerSession, type RunnerSession, type RunnerSessionOptions } from '../run/runner-session.ts';
 import { BATCH_CONCURRENCY, type BatchEntry } from './batch-entry.ts';
 import { type BatchCheckResult, batchTally, type CheckOutcome } from './batch-result.ts';
 
@@ -60,7 +60,7 @@ async function runOne(
   check: BatchEntry,
   running: Set<AbortController>,
 ): Promise<CheckOutcome> {
-  const log = withKeys(deps.log, { check: check.name, namespace: check.namespace });
+  const log = logWithKeys(deps.log, { check: check.name, namespace: check.namespace });
   if (deps.signal.aborted) {
     const reason = `not started: the invocation was stopped first (${String(deps.signal.reason)})`;
     log.warn('batch check not started', { reason });
@@ -88,12 +88,28 @@ async function runOne(
   }
 }
 
-/** A log whose every line also names the check (the runs of a batch share the process's logger). */
-function withKeys(log: Log, keys: Record<string, unknown>): Log {
-  return {
-    info: (m, e) => log.info(m, { ...keys, ...e }),
-    warn: (m, e) => log.warn(m, { ...keys, ...e }),
-    error: (m, e) => log.error(m, { ...keys, ...e }),
-    debug: (m, e) => log.debug(m, { ...keys, ...e }),
-  };
+/**
+ * A whole batch invocation: opens one runner session over the batch's namespaces (one API client, one report
+ * endpoint), runs every check in it (runBatch) and closes it once every run returned. `khrun run` with many
+ * checks and the runCheck Lambda's batch event both start here. Throws only when the session cannot start.
+ */
+export async function runBatchInSession(
+  opts: Omit<RunnerSessionOptions, 'namespaces'> & Omit<BatchRunDeps, 'session'>,
+  checks: readonly BatchEntry[],
+): Promise<BatchCheckResult[]> {
+  const session = await openRunnerSession({
+    kc: opts.kc,
+    namespaces: checks.map((c) => c.namespace),
+    runner: opts.runner,
+    report: opts.report,
+    log: opts.log,
+    leaseMs: opts.leaseMs,
+    keepFinishedPods: opts.keepFinishedPods,
+    takeOver: opts.takeOver,
+  });
+  try {
+    return await runBatch({ ...opts, session }, checks);
+  } finally {
+    await session.close();
+  }
 }

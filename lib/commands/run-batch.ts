@@ -6,13 +6,12 @@ import {
   checkResultJson,
   type RunResultMapping,
 } from '../batch/batch-result.ts';
-import { runBatch } from '../batch/run-batch.ts';
+import { runBatchInSession } from '../batch/run-batch.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import type { Log } from '../core/log.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
 import { loggableError } from '../kube/errors.ts';
 import type { ReportHosting } from '../run/invocation.ts';
-import { openRunnerSession } from '../run/runner-session.ts';
 import { formatDocument } from './document.ts';
 import { exitCodeFor, resultJson } from './exit-codes.ts';
 import { runResultText } from './run.ts';
@@ -47,37 +46,26 @@ export async function runBatchCommand(opts: BatchCommandOptions): Promise<number
   const startedMs = Date.now();
   let results: BatchCheckResult[];
   try {
-    const session = await openRunnerSession({
-      kc: opts.kc,
-      namespaces: opts.checks.map((c) => c.namespace),
-      runner: opts.runner,
-      report: opts.report,
-      log: opts.log,
-      leaseMs: opts.leaseMs,
-      takeOver: opts.takeOver,
-    });
-    try {
-      results = await runBatch(
-        {
-          session,
-          log: opts.log,
-          signal: opts.signal,
-          onPhase:
-            opts.progress || opts.onPhase
-              ? (check, phase, extra) => {
-                  const s = ((Date.now() - startedMs) / 1000).toFixed(1);
-                  opts.progress?.(
-                    `${s}s  ${entryLabel(check)}  ${phase}${extra?.pod ? ` ${extra.pod}` : ''}`,
-                  );
-                  opts.onPhase?.(check, phase, extra);
-                }
-              : undefined,
-        },
-        opts.checks,
-      );
-    } finally {
-      await session.close();
-    }
+    results = await runBatchInSession(
+      {
+        kc: opts.kc,
+        runner: opts.runner,
+        report: opts.report,
+        log: opts.log,
+        signal: opts.signal,
+        leaseMs: opts.leaseMs,
+        takeOver: opts.takeOver,
+        onPhase:
+          opts.progress || opts.onPhase
+            ? (check, phase, extra) => {
+                const s = ((Date.now() - startedMs) / 1000).toFixed(1);
+                opts.progress?.(`${s}s  ${entryLabel(check)}  ${phase}${extra?.pod ? ` ${extra.pod}` : ''}`);
+                opts.onPhase?.(check, phase, extra);
+              }
+            : undefined,
+      },
+      opts.checks,
+    );
   } catch (error) {
     opts.log.error('batch runner failed', { error: loggableError(error) });
     const message = error instanceof Error ? error.message : String(error);

@@ -8,6 +8,16 @@ export interface Log {
   debug(message: string, extra?: Record<string, unknown>): void;
 }
 
+/** A log whose every line also carries `keys` (runs sharing one process's logger, each naming its check). */
+export function logWithKeys(log: Log, keys: Record<string, unknown>): Log {
+  return {
+    info: (m, e) => log.info(m, { ...keys, ...e }),
+    warn: (m, e) => log.warn(m, { ...keys, ...e }),
+    error: (m, e) => log.error(m, { ...keys, ...e }),
+    debug: (m, e) => log.debug(m, { ...keys, ...e }),
+  };
+}
+
 /** Powertools' levels, as POWERTOOLS_LOG_LEVEL takes them. */
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -1,5 +1,5 @@
 import { abortableDelay } from '../core/abort.ts';
-import type { Log } from '../core/log.ts';
+import { type Log, logWithKeys } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import type { IterationResult } from '../run/iteration.ts';
@@ -122,7 +122,7 @@ export function triggerRuns(opts: TriggerRunsOptions): TriggerRuns {
         retryAfter,
       );
     }
-    const log = withKeys(opts.log, { check: target.checkName, namespace: target.namespace });
+    const log = logWithKeys(opts.log, { check: target.checkName, namespace: target.namespace });
     const controller = new AbortController();
     let onClaimed: (adopted: boolean) => void = () => {};
     const claimed = new Promise<Started>((resolve) => {
@@ -185,14 +185,5 @@ export function triggerRuns(opts: TriggerRunsOptions): TriggerRuns {
       for (const { controller } of runs.values()) controller.abort(new Error('khrun serve is shutting down'));
       await all();
     },
-  };
-}
-
-function withKeys(log: Log, keys: Record<string, unknown>): Log {
-  return {
-    info: (m, e) => log.info(m, { ...keys, ...e }),
-    warn: (m, e) => log.warn(m, { ...keys, ...e }),
-    error: (m, e) => log.error(m, { ...keys, ...e }),
-    debug: (m, e) => log.debug(m, { ...keys, ...e }),
   };
 }
