@@ -135,8 +135,12 @@ export async function measureScale(
       return mine.length > 0 && mine.every(jobDone) ? mine : undefined;
     },
   });
+  // The outcome wait's own time limit ending means "not all": the row then ends with the runner Jobs.
   const first = await Promise.race([
-    allRecorded.then(() => 'all' as const),
+    allRecorded.then(
+      () => 'all' as const,
+      () => jobsEnded.then(() => 'jobs' as const),
+    ),
     jobsEnded.then(() => 'jobs' as const),
   ]);
   const allRecordedMs = first === 'all' ? Date.now() - t0 : undefined;
