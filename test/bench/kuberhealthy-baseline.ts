@@ -176,8 +176,8 @@ export async function measureKuberhealthy(
       `Kuberhealthy v2.7.1's daemon (its deploy/kuberhealthy.yaml Deployment, 1 replica) and v3.0.0's ` +
       `controller (its deploy/kustomize/base Deployment) built from the Go module proxy, run as pods of the ` +
       `local cluster; v3 on HealthChecks converted from the khchecks by khrun's converter. khrun: the bench ` +
-      `build's bundle (${opts.dist.slice(repoRoot.length + 1)}/khrun.mjs) spawned per run, \`khrun run --check\` ` +
-      `or \`--healthcheck\`, each kind's runs one after another, the kinds side by side, each kind as its own ` +
+      `build's bundle (${opts.dist.slice(repoRoot.length + 1)}/khrun.mjs) spawned per run, \`khrun run --check NAME\` ` +
+      `or \`--healthcheck NAME\`, each kind's runs one after another, the kinds side by side, each kind as its own ` +
       `ServiceAccount. Time to outcome: the API server's receipt of the write of the run's UUID (khstate ` +
       `spec.uuid, HealthCheck status.currentUUID) to that of its result (LastRun; successCount+failureCount), ` +
       `from its audit log, each write found by a watch of the objects. Requests (audit log, by username): a ` +
