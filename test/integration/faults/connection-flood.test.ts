@@ -24,6 +24,7 @@ const CONNECTIONS = 2_000;
 const DECLARED_BYTES = 256 * 1024;
 const SENT_BYTES = 128 * 1024;
 const CONTAINER_LIMIT_BYTES = 256 * 2 ** 20;
+const REQUEST_TIMEOUT_S = 240;
 let ns: string;
 let gate: Gate;
 let serve: { child: ChildProcess; port: number } | undefined;
@@ -48,7 +49,22 @@ async function startServe(): Promise<{ child: ChildProcess; port: number }> {
   const dist = await buildTestBundles();
   const child = spawn(
     process.execPath,
-    [join(dist, 'khrun.mjs'), 'serve', '--host', '0.0.0.0', '--port', '0', '--namespaces', ns, '--no-status'],
+    [
+      join(dist, 'khrun.mjs'),
+      'serve',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '0',
+      '--namespaces',
+      ns,
+      '--no-status',
+      // Past this test's own timeout: a stalled body is closed by the request timeout (30 s by default),
+      // and on a loaded machine the flood plus the genuine report can take longer than that; the test
+      // is about what the caps hold while the connections stay open, not about that timeout.
+      '--request-timeout-seconds',
+      String(REQUEST_TIMEOUT_S),
+    ],
     {
       env: { ...process.env, KUBECONFIG: inject('kubeconfigPath'), POWERTOOLS_LOG_LEVEL: 'WARN' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -81,7 +97,11 @@ interface Stalled {
   /** Resolves once the connection is open and its headers and partial body are written. */
   sent: Promise<void>;
   /** What the server did: nothing yet (still holding the stalled body), answered (status), or closed it. */
-  state(): { kind: 'held' } | { kind: 'answered'; status: number } | { kind: 'closed' };
+  state():
+    | { kind: 'held' }
+    | { kind: 'answered'; status: number }
+    | { kind: 'reset'; code: string }
+    | { kind: 'closed' };
 }
 
 /** One stalled report: the headers of DECLARED_BYTES, SENT_BYTES of body, then nothing. */
@@ -93,7 +113,10 @@ function stalledReport(port: number): Stalled {
   socket.on('data', (c: Buffer) => {
     answer += c.toString('latin1');
   });
-  socket.on('error', () => undefined);
+  let errorCode: string | undefined;
+  socket.on('error', (e: NodeJS.ErrnoException) => {
+    errorCode = e.code ?? e.message;
+  });
   socket.on('close', () => {
     closed = true;
   });
@@ -111,6 +134,7 @@ function stalledReport(port: number): Stalled {
     state() {
       const status = /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1];
       if (status) return { kind: 'answered', status: Number(status) };
+      if (closed && errorCode) return { kind: 'reset', code: errorCode };
       return closed ? { kind: 'closed' } : { kind: 'held' };
     },
   };
@@ -167,7 +191,16 @@ describe('connection flood', () => {
     const states = stalled.map((s) => s.state());
     const held = states.filter((s) => s.kind === 'held').length;
     const refused503 = states.filter((s) => s.kind === 'answered' && s.status === 503).length;
-    const other = states.filter((s) => s.kind !== 'held' && !(s.kind === 'answered' && s.status === 503));
+    // A refusal answers 503 and closes at once, with the rest of the stalled body unread: the kernel then
+    // resets the connection, and the reset can overtake the 503 on its way into this client's buffer
+    // (a few dozen of 2,000 on a busy machine). Counted apart; an answerless clean close is still a defect.
+    const reset = states.filter((s) => s.kind === 'reset' && s.code === 'ECONNRESET').length;
+    const other = states.filter(
+      (s) =>
+        s.kind !== 'held' &&
+        !(s.kind === 'answered' && s.status === 503) &&
+        !(s.kind === 'reset' && s.code === 'ECONNRESET'),
+    );
     const during = await memoryOf(pid);
     sampling = false;
     await sampler;
@@ -177,19 +210,19 @@ describe('connection flood', () => {
     expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
     const recorded = readLastOutcome(await readState(kc, ns, 'genuine'))?.uuid === uuid ? 1 : 0;
     const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-    const figures = `VmRSS ${mib(baseline.rss)} before, peak ${mib(peakRss)}, VmHWM ${mib(during.hwm)}; ${held} held, ${refused503} refused 503, ${other.length} other`;
+    const figures = `VmRSS ${mib(baseline.rss)} before, peak ${mib(peakRss)}, VmHWM ${mib(during.hwm)}; ${held} held, ${refused503} refused 503, ${reset} reset after a refusal, ${other.length} other`;
     expect(during.hwm, `serve's peak resident set (limit 256 MiB): ${figures}`).toBeLessThan(
       CONTAINER_LIMIT_BYTES,
     );
-    // Every connection either still held (its body within the budget) or refused at once with 503.
+    // Every connection either still held (its body within the budget) or refused at once (503, or its reset).
     expect(other, figures).toEqual([]);
-    expect(held + refused503).toBe(CONNECTIONS);
+    expect(held + refused503 + reset).toBe(CONNECTIONS);
     expect(held, 'the flood was still holding connections when the genuine report got in').toBeGreaterThan(0);
     expect(recorded).toBe(1);
     await recordFault({
       fault: `flood: ${CONNECTIONS} stalled connections to khrun serve from 127.0.0.1, each the headers of a ${DECLARED_BYTES / 1024} KiB report and ${SENT_BYTES / 1024} KiB of it`,
       runs: CONNECTIONS,
-      outcome: `opened in ${ms(floodedMs)}; ${held} held within the 32 MiB body budget, ${refused503} answered 503 + Retry-After at once; serve's RSS (bundle, /proc VmRSS sampled every 50 ms) ${mib(baseline.rss)} before, peak ${mib(peakRss)}, VmHWM ${mib(during.hwm)} (limit 256 MiB); a genuine checker's report sent during the flood was stored ${ms(reportMs)} after its gate opened and recorded`,
+      outcome: `opened in ${ms(floodedMs)}; ${held} held within the 32 MiB body budget, ${refused503} answered 503 + Retry-After at once${reset ? ` (${reset} more refused whose reset overtook the 503)` : ''}; serve's RSS (bundle, /proc VmRSS sampled every 50 ms) ${mib(baseline.rss)} before, peak ${mib(peakRss)}, VmHWM ${mib(during.hwm)} (limit 256 MiB); a genuine checker's report sent during the flood was stored ${ms(reportMs)} after its gate opened and recorded`,
       reported: 1,
       recorded,
     });
