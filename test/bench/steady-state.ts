@@ -191,7 +191,7 @@ export async function measureSteadyState(
       (p) => p.pod.startsWith(`${namespace}/`) && p.finishedAtMs >= settledFromMs && p.finishedAtMs <= endMs,
     );
   return {
-    how: `${opts.n} khchecks (runInterval ${runInterval}, a checker that reports at once: the Go checkclient program), khrun tick (the bundle, spawned, as khrun-tick, default batch size) every ${opts.tickPeriodSeconds} s for ${opts.ticks} ticks; after each tick API list counts (the runner Jobs of these checks and their pods in kuberhealthy; pods, khstates and events in the checks' namespace, and the events of those Jobs and pods) and apiserver_storage_objects summed over all kinds; the samples from one interval plus the Job TTL after the first tick on`,
+    how: `${opts.n} khchecks (runInterval ${runInterval}, a checker that reports at once: the Go checkclient program), khrun tick (the bundle, spawned, as khrun-tick, default batch size) every ${opts.tickPeriodSeconds} s for ${opts.ticks} ticks; after each tick API list counts (the runner Jobs of these checks and their pods in kuberhealthy; pods, khstates and events in the checks' namespace, and the events of those Jobs and pods) and apiserver_storage_objects summed over all kinds; the samples from one interval plus the Job TTL after the first tick on. Events are the API server's to expire (--event-ttl, 1 h by default and here), not khrun's: they settle only after an hour, and the first and last samples show how far they still rose`,
     checks: opts.n,
     runInterval,
     finishedJobTtlSeconds: ttl,
