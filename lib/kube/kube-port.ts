@@ -17,6 +17,7 @@ import {
 import { classifyApiError, isConflict, isNotFound, WriteConflict } from './errors.ts';
 import { afterEvictionError, type PodRemoval } from './eviction-fallback.ts';
 import { runListWatch } from './list-watch.ts';
+import { retryTransient } from './transient.ts';
 import type { KubePort, ListedPods } from './port.ts';
 import { apiClient } from './timed-client.ts';
 
@@ -40,36 +41,44 @@ export function kubePort(kc: KubeConfig): KubePort {
   // Every response feeds the API server clock the engines decide by (kube/server-clock.ts).
   const core = apiClient(kc, CoreV1Api);
   const custom = apiClient(kc, CustomObjectsApi);
-  const orNull = async <T>(p: Promise<T>): Promise<T | null> => {
+  // Reads are tried again after a 429 or a 5xx (kube/transient.ts), for up to 15 s with backoff: a read changes
+  // nothing, and a batch runner's 25 first reads at once should not fail 25 checks over one overloaded
+  // moment of the API server (seen under load: 22 of a batch's 25 checks ended failed on 504s). Writes are
+  // not: a write that timed out may have landed, and the CAS callers decide what a conflict means.
+  const orNull = async <T>(read: () => Promise<T>): Promise<T | null> => {
     try {
-      return await p;
+      return await retryTransient(read);
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;
     }
   };
   async function listCheckPodsAt(namespace: string, checkName: string): Promise<ListedPods> {
-    const list = await core.listNamespacedPod({ namespace, labelSelector: checkPodsSelector(checkName) });
+    const list = await retryTransient(() =>
+      core.listNamespacedPod({ namespace, labelSelector: checkPodsSelector(checkName) }),
+    );
     return { pods: list.items, resourceVersion: list.metadata?.resourceVersion };
   }
   return {
     readCheck: (namespace, name) =>
       orNull(
-        custom.getNamespacedCustomObject({
-          ...co,
-          plural: KHCHECK_PLURAL,
-          namespace,
-          name,
-        }) as Promise<KhCheck>,
+        () =>
+          custom.getNamespacedCustomObject({
+            ...co,
+            plural: KHCHECK_PLURAL,
+            namespace,
+            name,
+          }) as Promise<KhCheck>,
       ),
     readState: (namespace, name) =>
       orNull(
-        custom.getNamespacedCustomObject({
-          ...co,
-          plural: KHSTATE_PLURAL,
-          namespace,
-          name,
-        }) as Promise<KhState>,
+        () =>
+          custom.getNamespacedCustomObject({
+            ...co,
+            plural: KHSTATE_PLURAL,
+            namespace,
+            name,
+          }) as Promise<KhState>,
       ),
     async createState(state, writer) {
       try {

@@ -68,7 +68,8 @@ export function tickKube(kc: KubeConfig): TickKube {
   return {
     listChecks: (scope) => retryTransient(() => listInScope<KhCheck>(kc, KHCHECK_PLURAL, scope)),
     listStates: (scope) => retryTransient(() => listInScope<KhState>(kc, KHSTATE_PLURAL, scope)),
-    readState: (namespace, name) => retryTransient(() => port.readState(namespace, name)),
+    // kubePort tries its reads again itself.
+    readState: port.readState,
     createState: port.createState,
     replaceState: port.replaceState,
     listJobs: (scope) => retryTransient(() => listKhJobs(kc, scope)),

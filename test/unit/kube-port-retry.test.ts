@@ -1,0 +1,93 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { kubePort } from '../../lib/kube/kube-port.ts';
+
+// A plain HTTP stand-in for the API server on 127.0.0.1 whose answers the test scripts: the runner's reads
+// (khcheck, khstate, its check's pods) are tried again after an overloaded moment (504, 429), and are not
+// after an answer that will not change (403), nor for a write.
+
+let server: Server;
+let kc: KubeConfig;
+let script: number[] = [];
+const seen: string[] = [];
+
+const khcheck = {
+  apiVersion: 'comcast.github.io/v1',
+  kind: 'KuberhealthyCheck',
+  metadata: { name: 'c', namespace: 'ns', resourceVersion: '7' },
+  spec: {},
+};
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url?.split('?')[0]}`);
+    const status = script.shift() ?? 200;
+    res.writeHead(status, { 'content-type': 'application/json' });
+    if (status === 200 && req.url?.startsWith('/api/v1/'))
+      res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '9' }, items: [] }));
+    else if (status === 200) res.end(JSON.stringify(khcheck));
+    else res.end(JSON.stringify({ kind: 'Status', code: status, reason: 'Timeout', message: 'scripted' }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      {
+        name: 'c',
+        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        skipTLSVerify: true,
+      },
+    ],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+beforeEach(() => {
+  script = [];
+  seen.length = 0;
+});
+
+describe('kubePort reads under an overloaded API server', () => {
+  it('reads a khcheck after two 504s and a 429', async () => {
+    script = [504, 504, 429];
+    const check = await kubePort(kc).readCheck('ns', 'c');
+    expect(check?.metadata.resourceVersion).toBe('7');
+    expect(seen).toHaveLength(4);
+  });
+
+  it('lists the check pods after a 503', async () => {
+    script = [503];
+    const listed = await kubePort(kc).listCheckPodsAt('ns', 'c');
+    expect(listed.resourceVersion).toBe('9');
+    expect(seen).toEqual(['GET /api/v1/namespaces/ns/pods', 'GET /api/v1/namespaces/ns/pods']);
+  });
+
+  it('still reads a missing khstate as null, at once', async () => {
+    script = [404];
+    expect(await kubePort(kc).readState('ns', 'c')).toBeNull();
+    expect(seen).toHaveLength(1);
+  });
+
+  it('does not try a 403 again', async () => {
+    script = [403, 200];
+    await expect(kubePort(kc).readCheck('ns', 'c')).rejects.toThrow();
+    expect(seen).toHaveLength(1);
+  });
+
+  it('does not try a write again: a write that timed out may have landed', async () => {
+    script = [504, 200];
+    const port = kubePort(kc);
+    const state = { ...khcheck, kind: 'KuberhealthyState', metadata: { name: 'c', namespace: 'ns' } };
+    await expect(port.createState(state as never, 'test')).rejects.toThrow();
+    expect(seen).toEqual(['POST /apis/comcast.github.io/v1/namespaces/ns/khstates']);
+  });
+});
