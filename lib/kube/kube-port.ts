@@ -17,9 +17,9 @@ import {
 import { classifyApiError, isConflict, isNotFound, WriteConflict } from './errors.ts';
 import { afterEvictionError, type PodRemoval } from './eviction-fallback.ts';
 import { runListWatch } from './list-watch.ts';
-import { retryTransient } from './transient.ts';
 import type { KubePort, ListedPods } from './port.ts';
 import { apiClient } from './timed-client.ts';
+import { retryTransient } from './transient.ts';
 
 const co = { group: KH_GROUP, version: KH_VERSION };
 
