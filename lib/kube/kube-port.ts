@@ -14,12 +14,13 @@ import {
   type KhCheck,
   type KhState,
 } from '../state/resources.ts';
+import { createPodOnce } from './create-pod.ts';
 import { classifyApiError, isConflict, isNotFound, WriteConflict } from './errors.ts';
 import { afterEvictionError, type PodRemoval } from './eviction-fallback.ts';
 import { runListWatch } from './list-watch.ts';
 import type { KubePort, ListedPods } from './port.ts';
 import { apiClient } from './timed-client.ts';
-import { retryTransient } from './transient.ts';
+import { isTooManyRequests, retryTransient } from './transient.ts';
 
 const co = { group: KH_GROUP, version: KH_VERSION };
 
@@ -35,6 +36,10 @@ function conflictOr(error: unknown): never {
   if (kind === 'Conflict' || kind === 'AlreadyExists') throw new WriteConflict(kind, { cause: error });
   throw error;
 }
+
+/** A write sent again only after a 429 (the API server did nothing); a 5xx may have landed and is thrown. */
+const unlessRefused = <T>(write: () => Promise<T>) =>
+  retryTransient(write, { retryOn: isTooManyRequests, totalMs: 30_000, minAttempts: 3 });
 
 /** KubePort over the real API server: one request per call, watches for waiting. */
 export function kubePort(kc: KubeConfig): KubePort {
@@ -82,9 +87,11 @@ export function kubePort(kc: KubeConfig): KubePort {
       ),
     async createState(state, writer) {
       try {
-        return (await custom.createNamespacedCustomObject(
-          { ...co, plural: KHSTATE_PLURAL, namespace: state.metadata.namespace, body: state },
-          writerAgent(writer),
+        return (await unlessRefused(() =>
+          custom.createNamespacedCustomObject(
+            { ...co, plural: KHSTATE_PLURAL, namespace: state.metadata.namespace, body: state },
+            writerAgent(writer),
+          ),
         )) as KhState;
       } catch (error) {
         return conflictOr(error);
@@ -92,15 +99,17 @@ export function kubePort(kc: KubeConfig): KubePort {
     },
     async replaceState(state, writer) {
       try {
-        return (await custom.replaceNamespacedCustomObject(
-          {
-            ...co,
-            plural: KHSTATE_PLURAL,
-            namespace: state.metadata.namespace,
-            name: state.metadata.name,
-            body: state,
-          },
-          writerAgent(writer),
+        return (await unlessRefused(() =>
+          custom.replaceNamespacedCustomObject(
+            {
+              ...co,
+              plural: KHSTATE_PLURAL,
+              namespace: state.metadata.namespace,
+              name: state.metadata.name,
+              body: state,
+            },
+            writerAgent(writer),
+          ),
         )) as KhState;
       } catch (error) {
         return conflictOr(error);
@@ -121,7 +130,7 @@ export function kubePort(kc: KubeConfig): KubePort {
     listCheckPodsAt,
     async createPod(pod) {
       try {
-        return await core.createNamespacedPod({ namespace: pod.metadata?.namespace ?? '', body: pod });
+        return await createPodOnce(core, pod);
       } catch (error) {
         return conflictOr(error);
       }

@@ -19,21 +19,37 @@ export async function retryTransient<T>(
     totalMs?: number;
     initialMs?: number;
     maxMs?: number;
+    /**
+     * Tries at least this many times even past totalMs: an overloaded API server can take 30 s or more to
+     * answer 504, which would use up the time before a second try (default 1).
+     */
+    minAttempts?: number;
+    /** Which errors are worth another try (default isTransient). */
+    retryOn?: (error: unknown) => boolean;
     now?: () => number;
     signal?: AbortSignal;
   } = {},
 ): Promise<T> {
   const now = opts.now ?? Date.now;
+  const retryOn = opts.retryOn ?? isTransient;
   const deadline = now() + (opts.totalMs ?? 15_000);
   let delayMs = opts.initialMs ?? 200;
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
     } catch (error) {
       const remainingMs = deadline - now();
-      if (!isTransient(error) || remainingMs <= 0) throw error;
-      await abortableDelay(Math.min(delayMs, remainingMs), opts.signal);
+      if (!retryOn(error) || (remainingMs <= 0 && attempt >= (opts.minAttempts ?? 1))) throw error;
+      await abortableDelay(
+        Math.max(0, Math.min(delayMs, remainingMs > 0 ? remainingMs : delayMs)),
+        opts.signal,
+      );
       delayMs = Math.min(delayMs * 2, opts.maxMs ?? 2_000);
     }
   }
+}
+
+/** A 429: the API server refused the request before doing anything, so even a write is safe to send again. */
+export function isTooManyRequests(error: unknown): boolean {
+  return classifyApiError(error) === ApiErrorKind.TooManyRequests;
 }

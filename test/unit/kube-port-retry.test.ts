@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { WriteConflict } from '../../lib/kube/errors.ts';
 import { kubePort } from '../../lib/kube/kube-port.ts';
 
 // A plain HTTP stand-in for the API server on 127.0.0.1 whose answers the test scripts: the runner's reads
@@ -11,6 +12,7 @@ import { kubePort } from '../../lib/kube/kube-port.ts';
 let server: Server;
 let kc: KubeConfig;
 let script: number[] = [];
+let podAnswer: { create: unknown[]; list: unknown[] } = { create: [], list: [] };
 const seen: string[] = [];
 
 const khcheck = {
@@ -24,11 +26,22 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url?.split('?')[0]}`);
     const status = script.shift() ?? 200;
-    res.writeHead(status, { 'content-type': 'application/json' });
-    if (status === 200 && req.url?.startsWith('/api/v1/'))
-      res.end(JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '9' }, items: [] }));
-    else if (status === 200) res.end(JSON.stringify(khcheck));
-    else res.end(JSON.stringify({ kind: 'Status', code: status, reason: 'Timeout', message: 'scripted' }));
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c;
+    });
+    req.on('end', () => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      if (status >= 400) {
+        const reason = status === 409 ? 'AlreadyExists' : status === 429 ? 'TooManyRequests' : 'Timeout';
+        res.end(JSON.stringify({ kind: 'Status', code: status, reason, message: 'scripted' }));
+      } else if (req.url?.startsWith('/api/v1/') && req.method === 'GET')
+        res.end(
+          JSON.stringify({ kind: 'PodList', metadata: { resourceVersion: '9' }, items: podAnswer.list }),
+        );
+      else if (req.method === 'POST' || req.method === 'PUT') res.end(body);
+      else res.end(JSON.stringify(khcheck));
+    });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   kc = new KubeConfig();
@@ -53,6 +66,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   script = [];
+  podAnswer = { create: [], list: [] };
   seen.length = 0;
 });
 
@@ -89,5 +103,62 @@ describe('kubePort reads under an overloaded API server', () => {
     const state = { ...khcheck, kind: 'KuberhealthyState', metadata: { name: 'c', namespace: 'ns' } };
     await expect(port.createState(state as never, 'test')).rejects.toThrow();
     expect(seen).toEqual(['POST /apis/comcast.github.io/v1/namespaces/ns/khstates']);
+  });
+});
+
+describe('kubePort.createPod under an overloaded API server', () => {
+  const pod = (run: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'c-1', namespace: 'ns', labels: { 'kuberhealthy-run-id': run } },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+  });
+
+  it('tries a 429 again: the API server did nothing', async () => {
+    script = [429];
+    podAnswer = { create: [pod('r1')], list: [] };
+    expect((await kubePort(kc).createPod(pod('r1'))).metadata?.name).toBe('c-1');
+    expect(seen).toEqual(['POST /api/v1/namespaces/ns/pods', 'POST /api/v1/namespaces/ns/pods']);
+  });
+
+  it('after a 504, a name taken by a pod of the same run is the pod the unanswered try made', async () => {
+    script = [504, 409];
+    podAnswer = { create: [pod('r1')], list: [pod('r1')] };
+    expect((await kubePort(kc).createPod(pod('r1'))).metadata?.labels?.['kuberhealthy-run-id']).toBe('r1');
+    expect(seen).toEqual([
+      'POST /api/v1/namespaces/ns/pods',
+      'POST /api/v1/namespaces/ns/pods',
+      'GET /api/v1/namespaces/ns/pods',
+    ]);
+  });
+
+  it('after a 504, a name taken by another run is a conflict', async () => {
+    script = [504, 409];
+    podAnswer = { create: [], list: [pod('other')] };
+    await expect(kubePort(kc).createPod(pod('r1'))).rejects.toBeInstanceOf(WriteConflict);
+  });
+
+  it('without an unanswered try, a taken name is a conflict at once', async () => {
+    script = [409];
+    podAnswer = { create: [], list: [pod('r1')] };
+    await expect(kubePort(kc).createPod(pod('r1'))).rejects.toBeInstanceOf(WriteConflict);
+    expect(seen).toHaveLength(1);
+  });
+});
+
+describe('kubePort khstate writes under an overloaded API server', () => {
+  it('tries a replace again after a 429, and not after a 504', async () => {
+    const state = {
+      apiVersion: 'comcast.github.io/v1',
+      kind: 'KuberhealthyState',
+      metadata: { name: 'c', namespace: 'ns', resourceVersion: '3' },
+    };
+    script = [429];
+    await kubePort(kc).replaceState(state as never, 'test');
+    expect(seen).toHaveLength(2);
+    seen.length = 0;
+    script = [504];
+    await expect(kubePort(kc).replaceState(state as never, 'test')).rejects.toThrow();
+    expect(seen).toHaveLength(1);
   });
 });

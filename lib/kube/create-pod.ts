@@ -1,0 +1,39 @@
+import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
+import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { ApiErrorKind, classifyApiError } from './errors.ts';
+import { isTooManyRequests, isTransient, retryTransient } from './transient.ts';
+
+/**
+ * Creates a checker pod by its name, and tries again while the API server is overloaded (a 429 or a 5xx;
+ * 500 checks starting at once on a small control plane got 504s for a third of their pod creates). A 5xx
+ * leaves it open whether the pod was made, so when a later try finds the name taken, the pod holding it is
+ * read: if it carries this pod's run label it is the one the unanswered try made, and is returned as
+ * created; anything else is the AlreadyExists it is. Bounded: 30 s, at least three tries.
+ */
+export async function createPodOnce(core: CoreV1Api, pod: V1Pod): Promise<V1Pod> {
+  const namespace = pod.metadata?.namespace ?? '';
+  const name = pod.metadata?.name ?? '';
+  let unanswered = false;
+  return retryTransient(
+    async () => {
+      try {
+        return await core.createNamespacedPod({ namespace, body: pod });
+      } catch (error) {
+        if (unanswered && classifyApiError(error) === ApiErrorKind.AlreadyExists) {
+          const made = await madeByUs(core, pod);
+          if (made) return made;
+        }
+        if (isTransient(error) && !isTooManyRequests(error)) unanswered = true;
+        throw error;
+      }
+    },
+    { totalMs: 30_000, minAttempts: 3 },
+  );
+
+  async function madeByUs(core: CoreV1Api, wanted: V1Pod): Promise<V1Pod | undefined> {
+    // A list by name: the runner may list and watch pods, not get them (infra/deploy's RBAC).
+    const found = await core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${name}` });
+    const run = wanted.metadata?.labels?.[RUN_ID_LABEL];
+    return found.items.find((p) => run !== undefined && p.metadata?.labels?.[RUN_ID_LABEL] === run);
+  }
+}
