@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { measureAdmissionCost } from './admission-cost.ts';
 import type { BenchCluster } from './bench-cluster.ts';
 import { goCheckerBinary } from './go-checker.ts';
 import { type LambdaCase, measureLambdaCost } from './lambda-cost.ts';
@@ -109,6 +110,17 @@ export async function scaleSection(ctx: FleetContext) {
     notes,
     figures,
   };
+}
+
+/** What infra/deploy's admission policies cost one checker pod create, by khchecks in its namespace. */
+export async function admissionSection(ctx: FleetContext) {
+  await deployed(ctx);
+  return measureAdmissionCost(ctx.bench, {
+    sizes: ctx.quick ? [1, 50] : [1, 100, 500, 1000, 2000],
+    n: ctx.quick ? 5 : 20,
+    command: [await goCheckerBinary(ctx.cacheDir)],
+    log: ctx.log,
+  });
 }
 
 /** The tick alone (tick-dispatch.ts): spawn to exit over N due checks, a fresh namespace per sample. */

@@ -1,3 +1,4 @@
+import type { AdmissionFigure } from './admission-cost.ts';
 import type { LambdaCostResult } from './lambda-cost.ts';
 import type { LongCheckFigure } from './long-check.ts';
 import type { ScaleFigure } from './scale.ts';
@@ -147,6 +148,40 @@ function legacyScale(rows: Results[]): string[] {
           .map(([k, v]) => `${v} ${k}`)
           .join(', ')} |`,
     ),
+    '',
+  ];
+}
+
+function admission(r: Results): string[] {
+  const a = r.admission as AdmissionFigure | undefined;
+  if (!a?.rows?.length) return [];
+  const ms = (x: number | undefined) => (x === undefined ? '–' : `${x.toFixed(1)} ms`);
+  return [
+    "### A checker pod create's admission cost, by khchecks in its namespace",
+    '',
+    "infra/deploy's policy `khrun-runner-checker-pod-spec` takes every khcheck of the pod's namespace as a",
+    'parameter, and the API server evaluates it once per parameter: the cost of one checker pod grows with the',
+    'khchecks beside it, and a tick over all of them pays it once per check. The admin column is the same',
+    'create without the policies (they match only khrun-runner).',
+    '',
+    ...table(
+      a.rows.flatMap((x) => [
+        row(
+          `${x.khchecksInNamespace} khchecks: as khrun-runner`,
+          'dry-run create, request to answer',
+          x.runnerMs,
+          ms,
+        ),
+        row(
+          `${x.khchecksInNamespace} khchecks: as the admin`,
+          'dry-run create, request to answer',
+          x.adminMs,
+          ms,
+        ),
+      ]),
+    ),
+    '',
+    `${a.how}.`,
     '',
   ];
 }
@@ -325,6 +360,7 @@ export function renderPerformance(r: Results, extra: Array<(r: Results) => strin
     ...phases(r),
     ...polling(r),
     ...extra.flatMap((f) => f(r)),
+    ...admission(r),
     ...scale(r),
     ...tick(r),
     ...steady(r),

@@ -6,6 +6,7 @@ import { repoRoot, startBenchCluster } from './bench-cluster.ts';
 import { buildForBench } from './build-for-bench.ts';
 import { measureBundles, measureCliStart } from './cold-start.ts';
 import {
+  admissionSection,
   type FleetContext,
   lambdaSection,
   scaleSection,
@@ -42,6 +43,7 @@ const SECTIONS = [
   'kuberhealthy',
   'cli-start',
   'long-check',
+  'admission',
   'scale',
   'tick',
   'steady-state',
@@ -213,6 +215,17 @@ try {
       () => lambdaSection(fleet),
       (v) => {
         results.lambdaCost = v;
+      },
+    );
+  }
+
+  if (measures('admission')) {
+    log("admission: a checker pod create's cost by khchecks in its namespace (infra/deploy's policies)");
+    await timed(
+      'admission',
+      () => admissionSection(fleet),
+      (v) => {
+        results.admission = v;
       },
     );
   }
