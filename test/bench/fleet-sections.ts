@@ -5,7 +5,13 @@ import type { BenchCluster } from './bench-cluster.ts';
 import { goCheckerBinary } from './go-checker.ts';
 import { type LambdaCase, measureLambdaCost } from './lambda-cost.ts';
 import { type LongCheckFigure, startLongCheck } from './long-check.ts';
-import { type ExitedProcess, measureScale, type ScaleFigure } from './scale.ts';
+import {
+  CHECKS_PER_NAMESPACE,
+  type ExitedProcess,
+  measureScale,
+  type ScaleFigure,
+  scaleFleet,
+} from './scale.ts';
 import { declareNodeRoom, deployForScale } from './scale-setup.ts';
 import { fmtMs } from './stats.ts';
 import { measureSteadyState, removeAll } from './steady-state.ts';
@@ -104,9 +110,10 @@ export async function scaleSection(ctx: FleetContext) {
     );
   }
   // The next sections get a cluster without these thousands of checks, pods and Jobs.
-  for (const { n, batchSize } of plan) await removeAll(ctx.bench, `scale-${n}-k${batchSize}`);
+  for (const { n, batchSize } of plan)
+    for (const { namespace } of scaleFleet(n, batchSize)) await removeAll(ctx.bench, namespace);
   return {
-    how: `one khrun tick (the bundle, spawned, as the khrun-tick ServiceAccount of infra/deploy applied through an overlay that only makes the image a local command; KHRUN_BATCH_SIZE as given) over N due khchecks through the real tick → Job path: the Job controller and scheduler place the runner pods, the process kubelet runs every runner and checker as a process on the same machine. The checker is a program built on Kuberhealthy v2.7.1's Go checkclient that reports success at once (a few MiB where a Node checker takes about 40). The one node declares room for ${room.pods} pods and ${room.cpu} CPUs (a cluster that runs this many checks has many nodes; the local node's real-kubelet default is 110 pods, and the runner's 50m CPU request fits 40 times on 2 CPUs). Peak RSS from each process's own maxRSS at exit; requests of the tick's and the runner's ServiceAccounts from the audit log, tick spawn to the last runner Job's end; n=1 per row`,
+    how: `one khrun tick (the bundle, spawned, as the khrun-tick ServiceAccount of infra/deploy applied through an overlay that only makes the image a local command; KHRUN_BATCH_SIZE as given) over N due khchecks, ${CHECKS_PER_NAMESPACE} to a namespace (the admission table above shows why), through the real tick → Job path: the Job controller and scheduler place the runner pods, the process kubelet runs every runner and checker as a process on the same machine. The checker is a program built on Kuberhealthy v2.7.1's Go checkclient that reports success at once (a few MiB where a Node checker takes about 40). The one node declares room for ${room.pods} pods and ${room.cpu} CPUs (a cluster that runs this many checks has many nodes; the local node's real-kubelet default is 110 pods, and the runner's 50m CPU request fits 40 times on 2 CPUs). Peak RSS from each process's own maxRSS at exit; requests of the tick's and the runner's ServiceAccounts from the audit log, tick spawn to the last runner Job's end; n=1 per row`,
     notes,
     figures,
   };

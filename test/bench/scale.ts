@@ -51,6 +51,37 @@ export interface ScaleFigure {
 
 const RUN_JOBS = `${MANAGED_BY_LABEL}=${MANAGED_BY},${COMPONENT_LABEL}=run`;
 
+/**
+ * khchecks per namespace in the scale and steady-state sections. infra/deploy's admission policy checks a
+ * checker pod against every khcheck of its namespace (the admission section measures what that costs by
+ * size); with thousands in one namespace, that evaluation is what this machine's API server would spend
+ * its 2 cores on, not khrun's path. Fleets that large spread over teams' namespaces; the README says so.
+ */
+export const CHECKS_PER_NAMESPACE = 100;
+
+/** The namespaces a fleet of n checks is spread over, CHECKS_PER_NAMESPACE each, and how many go into each. */
+export function fleetNamespaces(prefix: string, n: number): Array<{ namespace: string; checks: number }> {
+  return Array.from({ length: Math.ceil(n / CHECKS_PER_NAMESPACE) }, (_, i) => ({
+    namespace: `${prefix}-${i}`,
+    checks: Math.min(CHECKS_PER_NAMESPACE, n - i * CHECKS_PER_NAMESPACE),
+  }));
+}
+
+/** Creates the fleet's namespaces and their khchecks (c0.. in each). */
+export async function createFleet(
+  kc: Parameters<typeof createCommandChecks>[0],
+  fleet: Array<{ namespace: string; checks: number }>,
+  spec: Parameters<typeof createCommandChecks>[3],
+): Promise<void> {
+  for (const { namespace, checks } of fleet) {
+    await scaleNamespace(kc, namespace);
+    await createCommandChecks(kc, namespace, checks, spec);
+  }
+}
+
+/** The scale section's namespaces for one row. */
+export const scaleFleet = (n: number, batchSize: number) => fleetNamespaces(`scale-${n}-k${batchSize}`, n);
+
 const jobDone = (j: V1Job) => (j.status?.succeeded ?? 0) + (j.status?.failed ?? 0) > 0;
 
 /**
@@ -76,9 +107,9 @@ export async function measureScale(
 ): Promise<ScaleFigure> {
   const { n, batchSize } = opts;
   const kc = bench.cluster.kubeConfig;
-  const namespace = `scale-${n}-k${batchSize}`;
-  await scaleNamespace(kc, namespace);
-  await createCommandChecks(kc, namespace, n, {
+  const fleet = scaleFleet(n, batchSize);
+  const namespaces = new Set(fleet.map((f) => f.namespace));
+  await createFleet(kc, fleet, {
     command: opts.checkerCommand,
     runInterval: '1h',
     // Long enough that a check waiting for the one local kubelet to start its pod is not timed out: the
@@ -93,7 +124,7 @@ export async function measureScale(
   );
 
   const t0 = Date.now();
-  const tick = await spawnTick(opts.dist, namespace, {
+  const tick = await spawnTick(opts.dist, [...namespaces].join(','), {
     KUBECONFIG: opts.tickKubeconfig,
     KHRUN_BATCH_SIZE: String(batchSize),
   });
@@ -110,12 +141,14 @@ export async function measureScale(
   const timeoutMs = 180_000 + n * 800;
   const allRecorded = waitForSet<KhState, true>({
     kc,
-    path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${KHSTATE_PLURAL}`,
+    path: `/apis/${KH_GROUP}/${KH_VERSION}/${KHSTATE_PLURAL}`,
     timeoutMs,
     signal: stop.signal,
     description: `all ${n} checks to record an outcome`,
     decide: (items) => {
-      const count = [...items.values()].filter((x) => x.metadata.annotations?.[ANNOTATION.outcome]).length;
+      const count = [...items.values()].filter(
+        (x) => namespaces.has(x.metadata.namespace ?? '') && x.metadata.annotations?.[ANNOTATION.outcome],
+      ).length;
       if (count > lastCount) [lastCount, lastRecordedAtMs] = [count, Date.now()];
       if (Date.now() - lastShown > 15_000) {
         lastShown = Date.now();
@@ -149,13 +182,14 @@ export async function measureScale(
   const jobs = await jobsEnded;
   const endMs = Date.now();
   const states = (
-    (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+    (await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({
       group: KH_GROUP,
       version: KH_VERSION,
       plural: KHSTATE_PLURAL,
-      namespace,
     })) as { items: KhState[] }
-  ).items.filter((x) => x.metadata.annotations?.[ANNOTATION.outcome]);
+  ).items.filter(
+    (x) => namespaces.has(x.metadata.namespace ?? '') && x.metadata.annotations?.[ANNOTATION.outcome],
+  );
   const outcomes: Record<string, number> = {};
   for (const x of states) {
     const kind =
@@ -165,7 +199,7 @@ export async function measureScale(
 
   const procs = opts.processes().filter((p) => p.startedAtMs >= t0);
   const runners = procs.filter((p) => p.container === 'runner');
-  const checkers = procs.filter((p) => p.pod.startsWith(`${namespace}/`));
+  const checkers = procs.filter((p) => namespaces.has(p.pod.split('/')[0] ?? ''));
   const rss: number[] = [];
   const runnerFailures: Record<string, number> = {};
   for (const r of runners) {

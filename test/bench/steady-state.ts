@@ -5,9 +5,7 @@ import { waitForSet } from '../../lib/kube/list-watch.ts';
 import { runnerJobChecks } from '../../lib/schedule/batch-job.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../lib/state/resources.ts';
 import type { BenchCluster } from './bench-cluster.ts';
-import { createCommandChecks } from './command-check.ts';
-import type { ExitedProcess } from './scale.ts';
-import { scaleNamespace } from './scale-setup.ts';
+import { CHECKS_PER_NAMESPACE, createFleet, type ExitedProcess, fleetNamespaces } from './scale.ts';
 import { spawnTick } from './spawn-tick.ts';
 import { type Summary, summarize } from './stats.ts';
 
@@ -63,24 +61,26 @@ async function storedObjects(bench: BenchCluster): Promise<number> {
   return total;
 }
 
-async function countObjects(bench: BenchCluster, namespace: string): Promise<ObjectCounts> {
+async function countObjects(bench: BenchCluster, namespaces: ReadonlySet<string>): Promise<ObjectCounts> {
   const kc = bench.cluster.kubeConfig;
   const core = kc.makeApiClient(CoreV1Api);
-  const [jobs, pods, checkerPods, states, events, checkerEvents] = await Promise.all([
+  const inFleet = (o: { metadata?: { namespace?: string } }) => namespaces.has(o.metadata?.namespace ?? '');
+  const [jobs, pods, allPods, states, events, allEvents] = await Promise.all([
     kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'kuberhealthy' }),
     core.listNamespacedPod({ namespace: 'kuberhealthy', labelSelector: 'batch.kubernetes.io/job-name' }),
-    core.listNamespacedPod({ namespace }),
-    kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+    core.listPodForAllNamespaces(),
+    kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({
       group: KH_GROUP,
       version: KH_VERSION,
       plural: KHSTATE_PLURAL,
-      namespace,
-    }) as Promise<{ items: unknown[] }>,
+    }) as Promise<{ items: Array<{ metadata?: { namespace?: string } }> }>,
     core.listNamespacedEvent({ namespace: 'kuberhealthy' }),
-    core.listNamespacedEvent({ namespace }),
+    core.listEventForAllNamespaces(),
   ]);
+  const checkerPods = { items: allPods.items.filter(inFleet) };
+  const checkerEvents = { items: allEvents.items.filter(inFleet) };
   // Only what these checks made: other sections' Jobs may share the kuberhealthy namespace.
-  const ours = jobs.items.filter((j) => runnerJobChecks(j.metadata).some((c) => c.namespace === namespace));
+  const ours = jobs.items.filter((j) => runnerJobChecks(j.metadata).some((c) => namespaces.has(c.namespace)));
   const jobNames = new Set(ours.map((j) => j.metadata?.name));
   const runnerPods = pods.items.filter((p) =>
     jobNames.has(p.metadata?.labels?.['batch.kubernetes.io/job-name']),
@@ -93,7 +93,7 @@ async function countObjects(bench: BenchCluster, namespace: string): Promise<Obj
     runnerJobs: ours.length,
     runnerPods: runnerPods.length,
     checkerPods: checkerPods.items.length,
-    khstates: states.items.length,
+    khstates: states.items.filter(inFleet).length,
     events: runnerEvents.length + checkerEvents.items.length,
     allObjects: await storedObjects(bench),
   };
@@ -154,44 +154,43 @@ export async function measureSteadyState(
   },
 ): Promise<SteadyStateFigure> {
   const kc = bench.cluster.kubeConfig;
-  const namespace = 'steady';
+  const fleet = fleetNamespaces('steady', opts.n);
+  const namespaces = new Set(fleet.map((f) => f.namespace));
   const objectsBefore = await storedObjects(bench);
-  await scaleNamespace(kc, namespace);
   const runInterval = `${opts.runIntervalSeconds}s`;
-  await createCommandChecks(kc, namespace, opts.n, {
-    command: opts.checkerCommand,
-    runInterval,
-    timeout: '10m',
-  });
+  await createFleet(kc, fleet, { command: opts.checkerCommand, runInterval, timeout: '10m' });
   const t0 = Date.now();
   const samples: Array<{ atMs: number; counts: ObjectCounts }> = [];
   for (let i = 0; i < opts.ticks; i++) {
     const due = t0 + i * opts.tickPeriodSeconds * 1000;
     // The tick's schedule, as its CronJob would keep it (the benchmark's period is shorter).
     if (due > Date.now()) await delay(due - Date.now());
-    const tick = await spawnTick(opts.dist, namespace, { KUBECONFIG: opts.tickKubeconfig });
+    const tick = await spawnTick(opts.dist, [...namespaces].join(','), { KUBECONFIG: opts.tickKubeconfig });
     if (tick.code !== 0) throw new Error(`khrun tick failed (${tick.code}):\n${tick.stderr}`);
-    const counts = await countObjects(bench, namespace);
+    const counts = await countObjects(bench, namespaces);
     samples.push({ atMs: Date.now(), counts });
     opts.log(`    tick ${i + 1}/${opts.ticks} (${tick.ms.toFixed(0)} ms): ${JSON.stringify(counts)}`);
   }
   const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'kuberhealthy' });
-  const ttl = jobs.items.find((j) => runnerJobChecks(j.metadata).some((c) => c.namespace === namespace))?.spec
-    ?.ttlSecondsAfterFinished;
+  const ttl = jobs.items.find((j) => runnerJobChecks(j.metadata).some((c) => namespaces.has(c.namespace)))
+    ?.spec?.ttlSecondsAfterFinished;
   const settledFromMs = t0 + (opts.runIntervalSeconds + (ttl ?? 600)) * 1000;
   const settled = samples.filter((s) => s.atMs >= settledFromMs);
   if (settled.length === 0)
     throw new Error('no sample after the steady state was reached: more ticks needed');
-  await removeAll(bench, namespace);
+  for (const ns of namespaces) await removeAll(bench, ns);
   const pick = (k: keyof ObjectCounts) => summarize(settled.map((s) => s.counts[k]));
   const endMs = samples[samples.length - 1]?.atMs ?? Date.now();
   const runs = opts
     .processes()
     .filter(
-      (p) => p.pod.startsWith(`${namespace}/`) && p.finishedAtMs >= settledFromMs && p.finishedAtMs <= endMs,
+      (p) =>
+        namespaces.has(p.pod.split('/')[0] ?? '') &&
+        p.finishedAtMs >= settledFromMs &&
+        p.finishedAtMs <= endMs,
     );
   return {
-    how: `${opts.n} khchecks (runInterval ${runInterval}, a checker that reports at once: the Go checkclient program), khrun tick (the bundle, spawned, as khrun-tick, default batch size) every ${opts.tickPeriodSeconds} s for ${opts.ticks} ticks; after each tick API list counts (the runner Jobs of these checks and their pods in kuberhealthy; pods, khstates and events in the checks' namespace, and the events of those Jobs and pods) and apiserver_storage_objects summed over all kinds; the samples from one interval plus the Job TTL after the first tick on. Events are the API server's to expire (--event-ttl, 1 h by default and here), not khrun's: they settle only after an hour, and the first and last samples show how far they still rose`,
+    how: `${opts.n} khchecks, ${CHECKS_PER_NAMESPACE} to a namespace (runInterval ${runInterval}, a checker that reports at once: the Go checkclient program), khrun tick (the bundle, spawned, as khrun-tick, default batch size) every ${opts.tickPeriodSeconds} s for ${opts.ticks} ticks; after each tick API list counts (the runner Jobs of these checks and their pods in kuberhealthy; pods, khstates and events in the checks' namespaces, and the events of those Jobs and pods) and apiserver_storage_objects summed over all kinds; the samples from one interval plus the Job TTL after the first tick on. Events are the API server's to expire (--event-ttl, 1 h by default and here), not khrun's: they settle only after an hour, and the first and last samples show how far they still rose`,
     checks: opts.n,
     runInterval,
     finishedJobTtlSeconds: ttl,
