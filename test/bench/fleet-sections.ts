@@ -54,17 +54,58 @@ async function deployed(ctx: FleetContext): Promise<{ tickKubeconfig: string; ti
   return { tickKubeconfig, tickUser: tickSa.username };
 }
 
-export async function scaleSection(ctx: FleetContext) {
-  const plan = ctx.quick
-    ? [{ n: 20, batchSize: 25 }]
-    : [
-        { n: 100, batchSize: 25 },
-        { n: 500, batchSize: 25 },
-        // One Job per check, for comparison: 100 Node runners at once.
-        { n: 100, batchSize: 1 },
-        { n: 1000, batchSize: 25 },
-        { n: 2000, batchSize: 25 },
-      ];
+const FULL_SCALE_PLAN = [
+  { n: 100, batchSize: 25 },
+  { n: 500, batchSize: 25 },
+  // One Job per check, for comparison: 100 Node runners at once.
+  { n: 100, batchSize: 1 },
+  { n: 1000, batchSize: 25 },
+  { n: 2000, batchSize: 25 },
+];
+
+/**
+ * KHRUN_BENCH_SCALE_ROWS (e.g. "2000x25,1000x25"): measure only these rows, and keep the last results' other
+ * rows (a size that did not fit one session's time is measured in another).
+ */
+function scaleRows(text: string | undefined): Array<{ n: number; batchSize: number }> | undefined {
+  if (!text) return undefined;
+  return text.split(',').map((row) => {
+    const m = /^\s*(\d+)x(\d+)\s*$/.exec(row);
+    if (!m) throw new Error(`KHRUN_BENCH_SCALE_ROWS: "${row}" is not CHECKSxBATCH (e.g. 2000x25)`);
+    return { n: Number(m[1]), batchSize: Number(m[2]) };
+  });
+}
+
+type ScaleResult = { how: string; notes: string[]; figures: ScaleFigure[] };
+
+export async function scaleSection(ctx: FleetContext, previous?: ScaleResult): Promise<ScaleResult> {
+  const only = ctx.quick ? undefined : scaleRows(process.env.KHRUN_BENCH_SCALE_ROWS);
+  const measured = await measureScaleRows(
+    ctx,
+    only ?? (ctx.quick ? [{ n: 20, batchSize: 25 }] : FULL_SCALE_PLAN),
+  );
+  if (!only || !previous?.figures) return measured;
+  const redone = (n: number, k: number) => only.some((r) => r.n === n && r.batchSize === k);
+  const order = (f: ScaleFigure) =>
+    FULL_SCALE_PLAN.findIndex((r) => r.n === f.checks && r.batchSize === f.batchSize);
+  return {
+    how: measured.how,
+    notes: [
+      ...previous.notes.filter(
+        (note) => !only.some((r) => note.startsWith(`${r.n} checks at batch size ${r.batchSize} `)),
+      ),
+      ...measured.notes,
+    ],
+    figures: [...previous.figures.filter((f) => !redone(f.checks, f.batchSize)), ...measured.figures].sort(
+      (a, b) => order(a) - order(b),
+    ),
+  };
+}
+
+async function measureScaleRows(
+  ctx: FleetContext,
+  plan: Array<{ n: number; batchSize: number }>,
+): Promise<ScaleResult> {
   const goChecker = await goCheckerBinary(ctx.cacheDir);
   const { tickKubeconfig, tickUser } = await deployed(ctx);
   const room = await declareNodeRoom(ctx.bench.cluster.kubeConfig, Math.max(...plan.map((p) => p.n)) + 500);

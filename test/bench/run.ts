@@ -234,7 +234,7 @@ try {
     log('scale: one tick over N due checks, through the real tick → Job path');
     await timed(
       'scale',
-      () => scaleSection(fleet),
+      () => scaleSection(fleet, results.scale as Parameters<typeof scaleSection>[1]),
       (v) => {
         results.scale = v;
       },
