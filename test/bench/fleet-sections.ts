@@ -113,13 +113,14 @@ async function measureScaleRows(
   const notes: string[] = [];
   const t0 = Date.now();
   for (const { n, batchSize } of plan) {
-    const prev = figures.at(-1);
+    // The rate of the last row of this batch size (one Job per check records far slower than batches).
+    const prev = figures.findLast((f) => f.batchSize === batchSize) ?? figures.at(-1);
     const rate = prev && recordRate(prev);
     if (prev && rate && !ctx.quick) {
       const predictedMs = (n / rate) * 1000 + 60_000;
       if (Date.now() - t0 + predictedMs > SCALE_BUDGET_MS) {
         notes.push(
-          `${n} checks at batch size ${batchSize} left out: at the rate of the ${prev.checks}-check row (${rate.toFixed(1)} checks recorded a second) it would take about ${Math.round(predictedMs / 60_000)} min, past the section's ${SCALE_BUDGET_MS / 60_000} min.`,
+          `${n} checks at batch size ${batchSize} left out: at the rate of the ${prev.checks}-check row at batch size ${prev.batchSize} (${rate.toFixed(1)} checks recorded a second) it would take about ${Math.round(predictedMs / 60_000)} min, past the section's ${SCALE_BUDGET_MS / 60_000} min.`,
         );
         continue;
       }
