@@ -37,6 +37,7 @@ export async function handler(event: unknown, context: Context) {
     signal: AbortSignal.timeout(Math.max(1_000, budgetMs)),
     log: logPort(logger),
     leaseMs: options.leaseMs,
+    keepFinishedPods: options.keepFinishedPods,
     takeOver: takeOverSetting({ flags: {}, env: process.env }),
   };
   // Each check's log lines name it (lib/batch/run-batch.ts); the batch's own lines name its size.

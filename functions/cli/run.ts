@@ -80,6 +80,7 @@ export const run: CliCommand = {
       'POD_IP',
       'POD_NAME',
       'KHRUN_LEASE_SECONDS',
+      'KHRUN_KEEP_FINISHED_PODS',
       'KHRUN_TAKE_OVER',
       'POWERTOOLS_LOG_LEVEL',
     ],

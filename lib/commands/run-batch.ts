@@ -25,6 +25,7 @@ export interface BatchCommandOptions {
   log: Log;
   signal: AbortSignal;
   leaseMs?: number;
+  keepFinishedPods?: number;
   takeOver?: boolean;
   write: (line: string) => void;
   /** Progress lines for a person at a terminal; undefined when not on one. */
@@ -54,6 +55,7 @@ export async function runBatchCommand(opts: BatchCommandOptions): Promise<number
         log: opts.log,
         signal: opts.signal,
         leaseMs: opts.leaseMs,
+        keepFinishedPods: opts.keepFinishedPods,
         takeOver: opts.takeOver,
         onPhase:
           opts.progress || opts.onPhase

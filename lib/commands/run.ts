@@ -25,6 +25,7 @@ export interface RunCommandOptions {
   log: Log;
   signal: AbortSignal;
   leaseMs?: number;
+  keepFinishedPods?: number;
   write: (line: string) => void;
   /** Progress lines for a person at a terminal; undefined when not on one. */
   progress?: (line: string) => void;
@@ -48,6 +49,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
       signal: opts.signal,
       log: opts.log,
       leaseMs: opts.leaseMs,
+      keepFinishedPods: opts.keepFinishedPods,
       takeOver: opts.takeOver,
       onPhase:
         opts.progress || opts.onPhase

@@ -29,6 +29,7 @@ export interface BatchRunOptions {
   report: ReportHosting;
   output: 'text' | 'json' | 'yaml';
   leaseMs: number;
+  keepFinishedPods: number | undefined;
   logLevel: LogLevel;
   /** Fault-suite failpoint (unset in production): SIGKILL the process when any check reaches this phase. */
   killAtPhase: string | undefined;
@@ -103,6 +104,7 @@ export interface LambdaBatchOptions {
   report: LambdaRunCheckOptions['report'];
   budgetMarginMs: number;
   leaseMs: number;
+  keepFinishedPods: number | undefined;
   logLevel: LogLevel;
 }
 

@@ -13,14 +13,16 @@ import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } 
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
 import { reportKey } from './report-key.ts';
 import { eventFieldOf, type RunEventFlags, type RunKind, runEventFlags } from './run-check-event.ts';
-import { type ConfigInput, type Env, setting } from './setting.ts';
-import { oneOf, required, secondsMs } from './values.ts';
+import { type ConfigInput, type Env, type Setting, setting } from './setting.ts';
+import { integer, oneOf, required, secondsMs } from './values.ts';
 
 /** What one iteration needs from configuration, the same for `khrun run` and the runCheck Lambda. */
 interface IterationSettings {
   checkName: string;
   /** The lease a runner holds on its run: KHRUN_LEASE_SECONDS, default 150 (ITERATION_DEFAULTS: why). */
   leaseMs: number;
+  /** Finished checker pods kept per check: KHRUN_KEEP_FINISHED_PODS, 0-10 (undefined: ITERATION_DEFAULTS, 3). */
+  keepFinishedPods: number | undefined;
   logLevel: LogLevel;
 }
 
@@ -37,14 +39,35 @@ function iterationSettings(
   return settings;
 }
 
-/** What every run of an invocation shares, one check's or a batch's: the lease and the log level. */
-export function runnerSettings(input: ConfigInput): { leaseMs: number; logLevel: LogLevel } {
+/**
+ * What every run of an invocation shares, one check's or a batch's: the lease, how many finished checker
+ * pods each check keeps, and the log level.
+ */
+export function runnerSettings(input: ConfigInput): {
+  leaseMs: number;
+  keepFinishedPods: number | undefined;
+  logLevel: LogLevel;
+} {
   return {
     leaseMs: secondsMs(setting(input, { env: ['KHRUN_LEASE_SECONDS'] }), {
       defaultSeconds: ITERATION_DEFAULTS.leaseMs / 1000,
     }),
+    keepFinishedPods: keptPods(setting(input, { env: ['KHRUN_KEEP_FINISHED_PODS'] })),
     logLevel: logLevel(input),
   };
+}
+
+/** 0 to 10: a finished checker pod is kept for its logs; 1,000 checks keeping 3 each are 3,000 pods in etcd. */
+function keptPods(s: Setting): number | undefined {
+  const n = integer(s, { min: 0, what: 'pods' });
+  if (n !== undefined && n > 10)
+    throw new ConfigError({
+      setting: s.source,
+      value: s.text ?? '',
+      problem: 'keeps more than 10 finished checker pods per check',
+      remedy: 'give 0 to 10 (default 3); older pods are deleted at the next run of their check',
+    });
+  return n;
 }
 
 export interface RunFlags extends KubeconfigFlags, ReportFlags {

@@ -109,6 +109,7 @@ describe('khrun run: one check or a batch', () => {
     const p = plan({ output: 'json' }, [], {
       KHRUN_BATCH: '[{"namespace":"a","name":"x"},{"namespace":"b","name":"y"}]',
       KHRUN_LEASE_SECONDS: '45',
+      KHRUN_KEEP_FINISHED_PODS: '1',
     });
     expect(p.kind).toBe('batch');
     expect(p.options).toMatchObject({
@@ -118,6 +119,7 @@ describe('khrun run: one check or a batch', () => {
       ],
       output: 'json',
       leaseMs: 45_000,
+      keepFinishedPods: 1,
       report: { kind: 'hosted', host: '10.0.0.1', port: 0 },
     });
   });

@@ -39,6 +39,9 @@ describe('run options: the CLI and the runCheck Lambda agree', () => {
     ['KHRUN_LEASE_SECONDS', '0'],
     ['KHRUN_LEASE_SECONDS', '-5'],
     ['KHRUN_LEASE_SECONDS', 'Infinity'],
+    ['KHRUN_KEEP_FINISHED_PODS', '-1'],
+    ['KHRUN_KEEP_FINISHED_PODS', '11'],
+    ['KHRUN_KEEP_FINISHED_PODS', 'all'],
     ['CHECK_NAMESPACE', 'Team_A'],
     ['CHECK_NAME', 'Not A Name'],
     ['POWERTOOLS_LOG_LEVEL', 'LOUD'],
@@ -76,6 +79,14 @@ describe('run options: the CLI and the runCheck Lambda agree', () => {
     }
     expect(lambda({}, { checkName: 'c', namespace: 'ns' }).namespace).toBe('ns');
     expect(fromLambda.budgetMarginMs).toBe(30_000);
+  });
+
+  it('keeps the default number of finished checker pods unless told, and 0 to 10 when told', () => {
+    expect(cli({}).keepFinishedPods).toBeUndefined();
+    expect(lambda({}).keepFinishedPods).toBeUndefined();
+    expect(cli({ KHRUN_KEEP_FINISHED_PODS: '0' }).keepFinishedPods).toBe(0);
+    expect(lambda({ KHRUN_KEEP_FINISHED_PODS: '10' }).keepFinishedPods).toBe(10);
+    expect(configError(() => cli({ KHRUN_KEEP_FINISHED_PODS: '11' })).message).toContain('give 0 to 10');
   });
 
   it('reads the same variables the same way', () => {
