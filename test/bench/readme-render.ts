@@ -247,7 +247,7 @@ function steady(r: Results): string[] {
     '',
     s.sized ? `${s.sized}.` : '',
     '',
-    `${s.how}. Finished runner Jobs were kept ${s.finishedJobTtlSeconds ?? '–'} s; ${num(s.runsPerMinute)} check runs completed a minute while settled${asked(s)}.`,
+    `${s.how}. Finished runner Jobs were kept ${s.finishedJobTtlSeconds ?? '–'} s; ${num(s.runsPerMinute)} check runs completed a minute while settled${asked(s)}. Finished checker pods are kept for their logs, the newest \`KHRUN_KEEP_FINISHED_PODS\` (default 3) of each check: they rise until the checks' third run, to 3 per check by default.`,
     '',
     s.firstSettled && s.lastSettled
       ? `First and last settled sample: ${(Object.keys(s.lastSettled) as Array<keyof typeof s.lastSettled>).map((k) => `${k} ${s.firstSettled[k]} → ${s.lastSettled[k]}`).join(', ')}.`
