@@ -48,8 +48,9 @@ export function kubePort(kc: KubeConfig): KubePort {
   const custom = apiClient(kc, CustomObjectsApi);
   // Reads are tried again after a 429 or a 5xx (kube/transient.ts), for up to 15 s with backoff: a read changes
   // nothing, and a batch runner's 25 first reads at once should not fail 25 checks over one overloaded
-  // moment of the API server (seen under load: 22 of a batch's 25 checks ended failed on 504s). Writes are
-  // not: a write that timed out may have landed, and the CAS callers decide what a conflict means.
+  // moment of the API server (seen under load: 22 of a batch's 25 checks ended failed on 504s). Writes only
+  // after a 429 (unlessRefused): a write that timed out may have landed, and the CAS callers decide what a
+  // conflict means; a pod create has its own read-back (create-pod.ts).
   const orNull = async <T>(read: () => Promise<T>): Promise<T | null> => {
     try {
       return await retryTransient(read);
