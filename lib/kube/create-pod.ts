@@ -1,14 +1,15 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
 import { ApiErrorKind, classifyApiError } from './errors.ts';
-import { isTooManyRequests, isTransient, retryTransient } from './transient.ts';
+import { isTooManyRequests, isTransient, retryTransient, THROTTLED_MS } from './transient.ts';
 
 /**
  * Creates a checker pod by its name, and tries again while the API server is overloaded (a 429 or a 5xx;
  * 500 checks starting at once on a small control plane got 504s for a third of their pod creates). A 5xx
  * leaves it open whether the pod was made, so when a later try finds the name taken, the pod holding it is
  * read: if it carries this pod's run label it is the one the unanswered try made, and is returned as
- * created; anything else is the AlreadyExists it is. Bounded: 30 s, at least three tries.
+ * created; anything else is the AlreadyExists it is. Bounded: 30 s and at least three tries after a 5xx, a
+ * minute while the API server answers 429.
  */
 export async function createPodOnce(core: CoreV1Api, pod: V1Pod): Promise<V1Pod> {
   const namespace = pod.metadata?.namespace ?? '';
@@ -27,7 +28,7 @@ export async function createPodOnce(core: CoreV1Api, pod: V1Pod): Promise<V1Pod>
         throw error;
       }
     },
-    { totalMs: 30_000, minAttempts: 3 },
+    { totalMs: 30_000, throttledMs: THROTTLED_MS, minAttempts: 3 },
   );
 
   async function madeByUs(core: CoreV1Api, wanted: V1Pod): Promise<V1Pod | undefined> {

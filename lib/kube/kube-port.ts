@@ -20,7 +20,7 @@ import { afterEvictionError, type PodRemoval } from './eviction-fallback.ts';
 import { runListWatch } from './list-watch.ts';
 import type { KubePort, ListedPods } from './port.ts';
 import { apiClient } from './timed-client.ts';
-import { isTooManyRequests, retryTransient } from './transient.ts';
+import { isTooManyRequests, retryTransient, THROTTLED_MS } from './transient.ts';
 
 const co = { group: KH_GROUP, version: KH_VERSION };
 
@@ -39,28 +39,35 @@ function conflictOr(error: unknown): never {
 
 /** A write sent again only after a 429 (the API server did nothing); a 5xx may have landed and is thrown. */
 const unlessRefused = <T>(write: () => Promise<T>) =>
-  retryTransient(write, { retryOn: isTooManyRequests, totalMs: 30_000, minAttempts: 3 });
+  retryTransient(write, {
+    retryOn: isTooManyRequests,
+    totalMs: 30_000,
+    throttledMs: THROTTLED_MS,
+    minAttempts: 3,
+  });
+/** A read tried again after a 429 (for a minute, THROTTLED_MS) or a 5xx (for 15 s). */
+const read = <T>(fn: () => Promise<T>) => retryTransient(fn, { throttledMs: THROTTLED_MS });
 
 /** KubePort over the real API server: one request per call, watches for waiting. */
 export function kubePort(kc: KubeConfig): KubePort {
   // Every response feeds the API server clock the engines decide by (kube/server-clock.ts).
   const core = apiClient(kc, CoreV1Api);
   const custom = apiClient(kc, CustomObjectsApi);
-  // Reads are tried again after a 429 or a 5xx (kube/transient.ts), for up to 15 s with backoff: a read changes
-  // nothing, and a batch runner's 25 first reads at once should not fail 25 checks over one overloaded
+  // Reads are tried again after a 5xx (kube/transient.ts), for up to 15 s with backoff (after a 429 for a
+  // minute): a read changes nothing, and a batch runner's 25 first reads at once should not fail 25 checks over one overloaded
   // moment of the API server (seen under load: 22 of a batch's 25 checks ended failed on 504s). Writes only
   // after a 429 (unlessRefused): a write that timed out may have landed, and the CAS callers decide what a
   // conflict means; a pod create has its own read-back (create-pod.ts).
-  const orNull = async <T>(read: () => Promise<T>): Promise<T | null> => {
+  const orNull = async <T>(fetch: () => Promise<T>): Promise<T | null> => {
     try {
-      return await retryTransient(read);
+      return await read(fetch);
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;
     }
   };
   async function listCheckPodsAt(namespace: string, checkName: string): Promise<ListedPods> {
-    const list = await retryTransient(() =>
+    const list = await read(() =>
       core.listNamespacedPod({ namespace, labelSelector: checkPodsSelector(checkName) }),
     );
     return { pods: list.items, resourceVersion: list.metadata?.resourceVersion };

@@ -1,11 +1,12 @@
 import { request } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { withinRequestLimit } from './request-limit.ts';
 import { apiServerClock } from './server-clock.ts';
 
 /**
  * A GET of any API path, returning the parsed JSON. client-node's typed clients need one method per
  * resource; list-and-watch wants one code path for pods and custom resources alike. Every response feeds
- * the KubeConfig's API server clock.
+ * the KubeConfig's API server clock, and it is sent within the KubeConfig's requests-in-flight limit.
  */
 export async function getJson<T>(
   kc: KubeConfig,
@@ -23,33 +24,35 @@ export async function getJson<T>(
   };
   await kc.applyToHTTPSOptions(opts);
   const clock = apiServerClock(kc);
-  return new Promise<T>((resolve, reject) => {
-    const sentMonoMs = clock.monoMs();
-    const req = request(url, { ...opts, signal }, (res) => {
-      clock.observe({ sentMonoMs, receivedMonoMs: clock.monoMs(), date: res.headers.date });
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.once('error', reject);
-      res.once('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if ((res.statusCode ?? 0) >= 300) {
-          const error = Object.assign(
-            new Error(`GET ${path}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`),
-            {
-              statusCode: res.statusCode,
-            },
-          );
-          reject(error);
-          return;
-        }
-        try {
-          resolve(JSON.parse(text) as T);
-        } catch (error) {
-          reject(error);
-        }
-      });
-    });
-    req.once('error', reject);
-    req.end();
-  });
+  return withinRequestLimit(
+    kc,
+    () =>
+      new Promise<T>((resolve, reject) => {
+        const sentMonoMs = clock.monoMs();
+        const req = request(url, { ...opts, signal }, (res) => {
+          clock.observe({ sentMonoMs, receivedMonoMs: clock.monoMs(), date: res.headers.date });
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.once('error', reject);
+          res.once('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            if ((res.statusCode ?? 0) >= 300) {
+              const error = Object.assign(
+                new Error(`GET ${path}: HTTP ${res.statusCode}: ${text.slice(0, 300)}`),
+                { statusCode: res.statusCode, headers: res.headers },
+              );
+              reject(error);
+              return;
+            }
+            try {
+              resolve(JSON.parse(text) as T);
+            } catch (error) {
+              reject(error);
+            }
+          });
+        });
+        req.once('error', reject);
+        req.end();
+      }),
+  );
 }

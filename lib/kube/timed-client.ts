@@ -10,25 +10,33 @@ import {
   VersionApi,
 } from '@kubernetes/client-node';
 import { keepAliveAuth } from './keep-alive.ts';
+import { withinRequestLimit } from './request-limit.ts';
 import { apiServerClock, type ServerClock } from './server-clock.ts';
 
 /**
  * Wraps client-node's HTTP library so that every response, error statuses included, feeds the clock:
  * the time the request left, the time its headers arrived, and its `Date`. (A middleware sees requests
- * and responses apart and cannot pair them; the library's send can.)
+ * and responses apart and cannot pair them; the library's send can.) Each request, its body included, is
+ * sent within `bound` (the KubeConfig's requests-in-flight limit, kube/request-limit.ts).
  */
-export function timedHttpLibrary(inner: HttpLibrary, clock: ServerClock): HttpLibrary {
+export function timedHttpLibrary(
+  inner: HttpLibrary,
+  clock: ServerClock,
+  bound: <T>(send: () => Promise<T>) => Promise<T> = (send) => send(),
+): HttpLibrary {
   return {
     send(request) {
-      const sentMonoMs = clock.monoMs();
       return new Observable(
-        inner
-          .send(request)
-          .toPromise()
-          .then((response) => {
-            clock.observe({ sentMonoMs, receivedMonoMs: clock.monoMs(), date: response.headers.date });
-            return response;
-          }),
+        bound(async () => {
+          const sentMonoMs = clock.monoMs();
+          const response = await inner.send(request).toPromise();
+          clock.observe({ sentMonoMs, receivedMonoMs: clock.monoMs(), date: response.headers.date });
+          // The body is read inside the bound: the response is not done until it has arrived.
+          const body = await response.body.binary();
+          return Object.assign(response, {
+            body: { binary: async () => body, text: async () => body.toString('utf8') },
+          });
+        }),
       );
     },
   };
@@ -46,7 +54,8 @@ export function apiClient<T extends ApiType>(kc: KubeConfig, type: ApiConstructo
     // One keep-alive connection pool per KubeConfig instead of a new agent per request (keep-alive.ts).
     authMethods: { default: keepAliveAuth(kc) },
   });
-  return new type({ ...base, httpApi: timedHttpLibrary(base.httpApi, apiServerClock(kc)) });
+  const bound = <R>(send: () => Promise<R>) => withinRequestLimit(kc, send);
+  return new type({ ...base, httpApi: timedHttpLibrary(base.httpApi, apiServerClock(kc), bound) });
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { KubePort } from '../kube/port.ts';
+import { limitRequests, RUNNER_REQUESTS_IN_FLIGHT } from '../kube/request-limit.ts';
 import { apiServerClock } from '../kube/server-clock.ts';
 import { type RunningServer, startReportServer } from '../report/http-server.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
@@ -37,6 +38,15 @@ export interface RunnerSessionOptions {
   keepFinishedPods?: number;
   /** Run even checks a Kuberhealthy runs (KHRUN_TAKE_OVER); else such a run is refused (lib/takeover). */
   takeOver?: boolean;
+}
+
+/** What opening a session takes besides its namespaces: what `khrun run`, a batch and the Lambda share. */
+export type SessionSettings = Omit<RunnerSessionOptions, 'namespaces'>;
+
+/** The session settings out of a wider options object (an invocation's, a command's), nothing else. */
+export function sessionSettings(o: SessionSettings): SessionSettings {
+  const { kc, runner, report, log, leaseMs, keepFinishedPods, takeOver } = o;
+  return { kc, runner, report, log, leaseMs, keepFinishedPods, takeOver };
 }
 
 /** One check's iteration inside a session. */
@@ -75,6 +85,8 @@ export interface RunnerSession {
 export async function openRunnerSession(opts: RunnerSessionOptions): Promise<RunnerSession> {
   // Decides by the API server's time: leases and deadlines are compared with times other machines wrote.
   const clock = apiServerClock(opts.kc, opts.log);
+  // The checks of a session take turns at the API server: RUNNER_REQUESTS_IN_FLIGHT at a time, watches aside.
+  limitRequests(opts.kc, RUNNER_REQUESTS_IN_FLIGHT);
   const kube = kubePort(opts.kc);
   const namespaces = [...new Set(opts.namespaces)];
   let server: RunningServer | undefined;

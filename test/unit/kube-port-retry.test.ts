@@ -1,9 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WriteConflict } from '../../lib/kube/errors.ts';
 import { kubePort } from '../../lib/kube/kube-port.ts';
+import { limitRequests, requestsInFlight } from '../../lib/kube/request-limit.ts';
+import { getJson } from '../../lib/kube/rest.ts';
+import { apiClient } from '../../lib/kube/timed-client.ts';
+import { retryAfterMs } from '../../lib/kube/transient.ts';
 
 // A plain HTTP stand-in for the API server on 127.0.0.1 whose answers the test scripts: the runner's reads
 // (khcheck, khstate, its check's pods) are tried again after an overloaded moment (504, 429), and are not
@@ -12,6 +16,12 @@ import { kubePort } from '../../lib/kube/kube-port.ts';
 let server: Server;
 let kc: KubeConfig;
 let script: number[] = [];
+/** Retry-After of the scripted 429s, when set. */
+let retryAfter: string | undefined;
+/** While set, answers wait for it: the test counts requests in flight. */
+let hold: Promise<void> | undefined;
+let inFlight = 0;
+let mostInFlight = 0;
 let podAnswer: { create: unknown[]; list: unknown[] } = { create: [], list: [] };
 const seen: string[] = [];
 
@@ -30,8 +40,15 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => {
       body += c;
     });
-    req.on('end', () => {
-      res.writeHead(status, { 'content-type': 'application/json' });
+    req.on('end', async () => {
+      inFlight++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      await hold;
+      inFlight--;
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        ...(status === 429 && retryAfter ? { 'retry-after': retryAfter } : {}),
+      });
       if (status >= 400) {
         const reason = status === 409 ? 'AlreadyExists' : status === 429 ? 'TooManyRequests' : 'Timeout';
         res.end(JSON.stringify({ kind: 'Status', code: status, reason, message: 'scripted' }));
@@ -44,8 +61,12 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  kc = new KubeConfig();
-  kc.loadFromOptions({
+  kc = stubConfig();
+});
+
+function stubConfig(): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromOptions({
     clusters: [
       {
         name: 'c',
@@ -57,7 +78,8 @@ beforeAll(async () => {
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
-});
+  return config;
+}
 
 afterAll(async () => {
   server.closeAllConnections();
@@ -66,6 +88,9 @@ afterAll(async () => {
 
 beforeEach(() => {
   script = [];
+  retryAfter = undefined;
+  hold = undefined;
+  mostInFlight = 0;
   podAnswer = { create: [], list: [] };
   seen.length = 0;
 });
@@ -160,5 +185,58 @@ describe('kubePort khstate writes under an overloaded API server', () => {
     script = [504];
     await expect(kubePort(kc).replaceState(state as never, 'test')).rejects.toThrow();
     expect(seen).toHaveLength(1);
+  });
+});
+
+describe('what a 429 asks for', () => {
+  it("client-node's error carries the 429's Retry-After, which the retries honour", async () => {
+    script = [429];
+    retryAfter = '3';
+    const custom = apiClient(kc, CustomObjectsApi);
+    const error = await custom
+      .getNamespacedCustomObject({ group: 'g', version: 'v1', plural: 'p', namespace: 'ns', name: 'c' })
+      .catch((e: unknown) => e);
+    expect(retryAfterMs(error)).toBe(3_000);
+  });
+
+  it("a list-and-watch list's error carries it too", async () => {
+    script = [429];
+    retryAfter = '2';
+    const error = await getJson(kc, '/api/v1/namespaces/ns/pods', {}).catch((e: unknown) => e);
+    expect(retryAfterMs(error)).toBe(2_000);
+  });
+});
+
+describe('the requests in flight of a runner session', () => {
+  it('are at most the bound set on its KubeConfig; the rest wait their turn, and all are answered', async () => {
+    const bounded = stubConfig();
+    limitRequests(bounded, 3);
+    let release = () => {};
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    const port = kubePort(bounded);
+    const reads = Promise.all([
+      ...Array.from({ length: 10 }, () => port.readCheck('ns', 'c')),
+      ...Array.from({ length: 5 }, () => port.listCheckPodsAt('ns', 'c')),
+    ]);
+    await vi.waitFor(() => expect(inFlight).toBe(3), { timeout: 5_000 });
+    expect(requestsInFlight(bounded)).toBe(3);
+    release();
+    expect(await reads).toHaveLength(15);
+    expect(mostInFlight).toBe(3);
+    expect(seen).toHaveLength(15);
+  });
+
+  it('are not bounded on a KubeConfig without one (the tick has its own bound)', async () => {
+    let release = () => {};
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    const port = kubePort(kc);
+    const reads = Promise.all(Array.from({ length: 6 }, () => port.readCheck('ns', 'c')));
+    await vi.waitFor(() => expect(inFlight).toBe(6), { timeout: 5_000 });
+    release();
+    await reads;
   });
 });
