@@ -9,6 +9,7 @@ import type { JobRunResult } from '../job/run-khjob.ts';
 import { JobNotFoundError } from '../job/run-khjob.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import { type RunCheckOptions, runCheck } from '../run/invocation.ts';
+import { sessionSettings } from '../run/runner-session.ts';
 
 /** The runner of each kind: the engine `khrun run --check`, `--job` and `--healthcheck` use. */
 export function runnerFor(kind: RunKind, name: string): (opts: RunCheckOptions) => Promise<JobRunResult> {
@@ -56,18 +57,6 @@ export async function runBatchFromEvent(
     checks: BatchEntry[];
   },
 ): Promise<{ checks: object[] }> {
-  const results = await runBatchInSession(
-    {
-      kc: opts.kc,
-      runner: opts.runner,
-      report: opts.report,
-      log: opts.log,
-      signal: opts.signal,
-      leaseMs: opts.leaseMs,
-      keepFinishedPods: opts.keepFinishedPods,
-      takeOver: opts.takeOver,
-    },
-    opts.checks,
-  );
+  const results = await runBatchInSession({ ...sessionSettings(opts), signal: opts.signal }, opts.checks);
   return { checks: results.map((r) => checkResultJson(r, SINGLE_RUN)) };
 }

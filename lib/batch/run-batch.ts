@@ -2,7 +2,12 @@ import { type Log, logWithKeys } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import type { RunTimings } from '../run/assess.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
-import { openRunnerSession, type RunnerSession, type RunnerSessionOptions } from '../run/runner-session.ts';
+import {
+  openRunnerSession,
+  type RunnerSession,
+  type SessionSettings,
+  sessionSettings,
+} from '../run/runner-session.ts';
 import { BATCH_CONCURRENCY, type BatchEntry } from './batch-entry.ts';
 import { type BatchCheckResult, batchTally, type CheckOutcome } from './batch-result.ts';
 
@@ -94,18 +99,12 @@ async function runOne(
  * checks and the runCheck Lambda's batch event both start here. Throws only when the session cannot start.
  */
 export async function runBatchInSession(
-  opts: Omit<RunnerSessionOptions, 'namespaces'> & Omit<BatchRunDeps, 'session'>,
+  opts: SessionSettings & Omit<BatchRunDeps, 'session'>,
   checks: readonly BatchEntry[],
 ): Promise<BatchCheckResult[]> {
   const session = await openRunnerSession({
-    kc: opts.kc,
+    ...sessionSettings(opts),
     namespaces: checks.map((c) => c.namespace),
-    runner: opts.runner,
-    report: opts.report,
-    log: opts.log,
-    leaseMs: opts.leaseMs,
-    keepFinishedPods: opts.keepFinishedPods,
-    takeOver: opts.takeOver,
   });
   try {
     return await runBatch({ ...opts, session }, checks);

@@ -1,4 +1,3 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { type BatchEntry, entryLabel } from '../batch/batch-entry.ts';
 import {
   type BatchCheckResult,
@@ -8,28 +7,16 @@ import {
 } from '../batch/batch-result.ts';
 import { runBatchInSession } from '../batch/run-batch.ts';
 import { EXIT } from '../core/exit-codes.ts';
-import type { Log } from '../core/log.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
 import { loggableError } from '../kube/errors.ts';
-import type { ReportHosting } from '../run/invocation.ts';
+import { type SessionSettings, sessionSettings } from '../run/runner-session.ts';
 import { formatDocument } from './document.ts';
 import { exitCodeFor, resultJson } from './exit-codes.ts';
-import { runResultText } from './run.ts';
+import { type CommandOutput, runResultText } from './run.ts';
 
-export interface BatchCommandOptions {
-  kc: KubeConfig;
+export interface BatchCommandOptions extends SessionSettings, CommandOutput {
   checks: BatchEntry[];
-  runner: string;
-  report: ReportHosting;
-  output: 'text' | 'json' | 'yaml';
-  log: Log;
   signal: AbortSignal;
-  leaseMs?: number;
-  keepFinishedPods?: number;
-  takeOver?: boolean;
-  write: (line: string) => void;
-  /** Progress lines for a person at a terminal; undefined when not on one. */
-  progress?: (line: string) => void;
   /** Called at each phase of each check's iteration (the fault suite's failpoint). */
   onPhase?: (check: BatchEntry, phase: string, extra?: Record<string, unknown>) => void;
 }
@@ -49,14 +36,8 @@ export async function runBatchCommand(opts: BatchCommandOptions): Promise<number
   try {
     results = await runBatchInSession(
       {
-        kc: opts.kc,
-        runner: opts.runner,
-        report: opts.report,
-        log: opts.log,
+        ...sessionSettings(opts),
         signal: opts.signal,
-        leaseMs: opts.leaseMs,
-        keepFinishedPods: opts.keepFinishedPods,
-        takeOver: opts.takeOver,
         onPhase:
           opts.progress || opts.onPhase
             ? (check, phase, extra) => {

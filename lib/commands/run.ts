@@ -1,36 +1,35 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { EXIT } from '../core/exit-codes.ts';
-import type { Log } from '../core/log.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
 import { runHealthCheck } from '../healthcheck/run-healthcheck.ts';
 import { JobNotFoundError } from '../job/run-khjob.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
-import { type ReportHosting, runCheck } from '../run/invocation.ts';
+import { runCheck } from '../run/invocation.ts';
+import { type SessionSettings, sessionSettings } from '../run/runner-session.ts';
 import { formatDocument } from './document.ts';
 import { khjobRun, runExitCode, runResultJson } from './job-run.ts';
 
-export interface RunCommandOptions {
-  kc: KubeConfig;
+/** How a run command prints: the format, the writer of its result, and a person's progress lines. */
+export interface CommandOutput {
+  output: 'text' | 'json' | 'yaml';
+  write: (line: string) => void;
+  /** Progress lines for a person at a terminal; undefined when not on one. */
+  progress?: (line: string) => void;
+}
+
+/**
+ * `khrun run` for one object. The session settings (runner-session.ts) include where checker pods report
+ * (lib/config/report-address.ts decides) and takeOver: run even a check a Kuberhealthy runs (--take-over,
+ * KHRUN_TAKE_OVER); else such a run is refused, exit 2.
+ */
+export interface RunCommandOptions extends SessionSettings, CommandOutput {
   namespace: string;
   checkName: string;
   /** Set for a khjob's run (`--job`): checkName is then the khjob's name. */
   jobName?: string;
   /** Set for a HealthCheck's run (`--healthcheck`): checkName is then the HealthCheck's name. */
   healthCheck?: boolean;
-  runner: string;
-  /** Where checker pods report (lib/config/report-address.ts decides). */
-  report: ReportHosting;
-  output: 'text' | 'json' | 'yaml';
-  log: Log;
   signal: AbortSignal;
-  leaseMs?: number;
-  keepFinishedPods?: number;
-  write: (line: string) => void;
-  /** Progress lines for a person at a terminal; undefined when not on one. */
-  progress?: (line: string) => void;
-  /** Run even a check a Kuberhealthy runs (--take-over, KHRUN_TAKE_OVER); else such a run is refused, exit 2. */
-  takeOver?: boolean;
   /** Called at each phase of the iteration (claimed, pod created, ...), independently of progress. */
   onPhase?: (phase: string, extra?: Record<string, unknown>) => void;
 }
@@ -41,16 +40,10 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
   try {
     const run = opts.jobName ? khjobRun(opts.jobName) : opts.healthCheck ? runHealthCheck : runCheck;
     const result = await run({
-      kc: opts.kc,
+      ...sessionSettings(opts),
       namespace: opts.namespace,
       checkName: opts.checkName,
-      runner: opts.runner,
-      report: opts.report,
       signal: opts.signal,
-      log: opts.log,
-      leaseMs: opts.leaseMs,
-      keepFinishedPods: opts.keepFinishedPods,
-      takeOver: opts.takeOver,
       onPhase:
         opts.progress || opts.onPhase
           ? (phase, extra) => {

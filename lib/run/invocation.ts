@@ -3,7 +3,7 @@ import type { Log } from '../core/log.ts';
 import type { AcquireDeps } from './acquire.ts';
 import type { RunTimings } from './assess.ts';
 import type { IterationResult } from './iteration.ts';
-import { openRunnerSession, type ReportHosting } from './runner-session.ts';
+import { openRunnerSession, type ReportHosting, sessionSettings } from './runner-session.ts';
 
 export type { ReportHosting } from './runner-session.ts';
 
@@ -34,16 +34,7 @@ export interface RunCheckOptions {
  * everything it started.
  */
 export async function runCheck(opts: RunCheckOptions): Promise<IterationResult> {
-  const session = await openRunnerSession({
-    kc: opts.kc,
-    namespaces: [opts.namespace],
-    runner: opts.runner,
-    report: opts.report,
-    log: opts.log,
-    leaseMs: opts.leaseMs,
-    keepFinishedPods: opts.keepFinishedPods,
-    takeOver: opts.takeOver,
-  });
+  const session = await openRunnerSession({ ...sessionSettings(opts), namespaces: [opts.namespace] });
   try {
     return await session.run({
       namespace: opts.namespace,
