@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -21,6 +23,9 @@ export interface PodNetwork {
 }
 
 export const POD_NETWORK_SLOTS = 8;
+
+/** Where `ip netns add` mounts a named namespace. */
+const NETNS_DIR = '/run/netns';
 
 /** Slot n uses bridge khrun<n> and 10.(213+n).0.0/16; pods get 10.(213+n).<1..254>.<1..254>. */
 export function podNetworkForSlot(slot: number): PodNetwork {
@@ -46,6 +51,20 @@ async function ip(args: string[]): Promise<string> {
     const stderr = (error as { stderr?: string }).stderr?.trim();
     throw new Error(`ip ${args.join(' ')} failed: ${stderr || String(error)}`, { cause: error });
   }
+}
+
+/** Several ip commands in one process (`ip [-n NS] -batch -`): it stops at the first that fails. */
+function ipBatch(commands: string[][], netns?: string): Promise<void> {
+  const args = [...(netns ? ['-n', netns] : []), '-batch', '-'];
+  return new Promise((resolve, reject) => {
+    const lines = commands.map((c) => c.join(' '));
+    const child = execFile('ip', args, (error, _stdout, stderr) => {
+      if (!error) return resolve();
+      const why = stderr.trim() || String(error);
+      reject(new Error(`ip ${args.join(' ')} (${lines.join('; ')}) failed: ${why}`, { cause: error }));
+    });
+    child.stdin?.end(`${lines.join('\n')}\n`);
+  });
 }
 
 /** Creates the bridge with the host's address. Fails clearly when not root or without iproute2. */
@@ -86,15 +105,27 @@ export async function createPodNetwork(
   podIp: string,
 ): Promise<{ netns: string }> {
   const { netns, hostVeth } = podNetworkNames(net, podUid);
+  // What an earlier attempt left (a kubelet restarted midway) is removed first; a fresh pod has nothing.
   await deletePodNetwork(net, podUid);
-  await ip(['netns', 'add', netns]);
+  // Two ip processes, not eight: a burst of a thousand pods made the kubelet spawn them by the thousand.
+  await ipBatch([
+    ['netns', 'add', netns],
+    ['link', 'add', hostVeth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns],
+    ['link', 'set', hostVeth, 'master', net.bridge],
+    ['link', 'set', hostVeth, 'up'],
+  ]).catch(async (error) => {
+    await deletePodNetwork(net, podUid);
+    throw error;
+  });
   try {
-    await ip(['link', 'add', hostVeth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
-    await ip(['link', 'set', hostVeth, 'master', net.bridge]);
-    await ip(['link', 'set', hostVeth, 'up']);
-    await ip(['-n', netns, 'addr', 'add', `${podIp}/${net.prefixLength}`, 'dev', 'eth0']);
-    await ip(['-n', netns, 'link', 'set', 'eth0', 'up']);
-    await ip(['-n', netns, 'link', 'set', 'lo', 'up']);
+    await ipBatch(
+      [
+        ['addr', 'add', `${podIp}/${net.prefixLength}`, 'dev', 'eth0'],
+        ['link', 'set', 'eth0', 'up'],
+        ['link', 'set', 'lo', 'up'],
+      ],
+      netns,
+    );
   } catch (error) {
     await deletePodNetwork(net, podUid);
     throw error;
@@ -105,8 +136,10 @@ export async function createPodNetwork(
 /** Removes the namespace (which takes its veth end, and so the pair, with it). Idempotent. */
 export async function deletePodNetwork(net: PodNetwork, podUid: string): Promise<void> {
   const { netns, hostVeth } = podNetworkNames(net, podUid);
-  await ip(['netns', 'del', netns]).catch(() => undefined);
-  await ip(['link', 'del', hostVeth]).catch(() => undefined);
+  // Removing the namespace takes the pair with it; the host end is removed too when it outlived it.
+  if (existsSync(join(NETNS_DIR, netns))) await ip(['netns', 'del', netns]).catch(() => undefined);
+  if (existsSync(join('/sys/class/net', hostVeth)))
+    await ip(['link', 'del', hostVeth]).catch(() => undefined);
 }
 
 /** Every namespace a khrun cluster created; used to clean up after a cluster that was killed. */

@@ -1,3 +1,4 @@
+import { limiter } from '../../core/limit.ts';
 import { createPodNetwork, deletePodNetwork, netnsPids, type PodNetwork } from '../pod-network.ts';
 
 /** A pod's network sandbox: its own namespace and address, or the host's for hostNetwork pods. */
@@ -16,11 +17,22 @@ export interface SandboxOps {
   pids(netns: string): Promise<number[]>;
 }
 
-export const linuxSandboxOps = (net: PodNetwork): SandboxOps => ({
-  create: (podUid, podIp) => createPodNetwork(net, podUid, podIp),
-  delete: (podUid) => deletePodNetwork(net, podUid),
-  pids: netnsPids,
-});
+/**
+ * Pod networks made and removed at most this many at a time. A thousand checker pods created within a
+ * minute (the 1,000-check scale bench) set up a thousand sandboxes at once: thousands of ip processes
+ * forked from the kubelet, the kernel's namespace and mount locks contended, and no pod got through for
+ * minutes. A kubelet's runtime serializes much the same way (CNI calls, image pulls).
+ */
+export const SANDBOX_SETUPS_AT_ONCE = 4;
+
+export const linuxSandboxOps = (net: PodNetwork): SandboxOps => {
+  const limit = limiter(SANDBOX_SETUPS_AT_ONCE);
+  return {
+    create: (podUid, podIp) => limit(() => createPodNetwork(net, podUid, podIp)),
+    delete: (podUid) => limit(() => deletePodNetwork(net, podUid)),
+    pids: netnsPids,
+  };
+};
 
 /** SIGKILLs every process left in the namespace (grandchildren that left their process group, too). */
 export async function killAllInNetns(ops: SandboxOps, netns: string): Promise<void> {
