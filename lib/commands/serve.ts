@@ -32,6 +32,7 @@ export interface ServeTriggerOptions {
   /** Signs the triggered runs' reporting URLs (the server's own key), when configured. */
   reportKey?: ReportKey;
   leaseMs?: number;
+  keepFinishedPods?: number;
 }
 
 export interface ServeCommandOptions {
@@ -137,6 +138,7 @@ function serveTrigger(opts: ServeCommandOptions, trigger: ServeTriggerOptions, r
         signal: hooks.signal,
         log: opts.log,
         leaseMs: trigger.leaseMs,
+        keepFinishedPods: trigger.keepFinishedPods,
         onPhase: (phase) => {
           if (phase === 'claimed' || phase === 'adopted') hooks.onClaimed(phase === 'adopted');
         },

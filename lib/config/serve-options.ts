@@ -4,7 +4,6 @@ import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import type { ReportKey } from '../report/report-token.ts';
-import { ITERATION_DEFAULTS } from '../run/iteration.ts';
 import type { MetricsOptions } from '../status/metrics.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
@@ -13,6 +12,7 @@ import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { metricsOptions } from './metrics-options.ts';
 import { namespacesScope } from './namespaces.ts';
 import { nattedUnsignedPolicy, reportKey, unsignedPolicy } from './report-key.ts';
+import { runnerSettings } from './run-options.ts';
 import { type ConfigInput, type Env, type Flags, flagSet, NO_FLAGS, setting } from './setting.ts';
 import { httpUrl, integer, port, required, secondsMs } from './values.ts';
 
@@ -72,6 +72,8 @@ export interface TriggerOptions {
   reportKey: ReportKey | undefined;
   /** The lease the server holds on a triggered run: KHRUN_LEASE_SECONDS, default 150 (ITERATION_DEFAULTS). */
   leaseMs: number;
+  /** Finished checker pods each triggered check keeps: KHRUN_KEEP_FINISHED_PODS (0-10, default 3). */
+  keepFinishedPods: number | undefined;
 }
 
 /** A trigger token shorter than this is refused: it would be guessable. */
@@ -137,9 +139,8 @@ function triggerOptions(
   const maxWaitMs = secondsMs(setting(input, { env: ['KHRUN_TRIGGER_MAX_WAIT_SECONDS'] }), {
     defaultSeconds: 300,
   });
-  const leaseMs = secondsMs(setting(input, { env: ['KHRUN_LEASE_SECONDS'] }), {
-    defaultSeconds: ITERATION_DEFAULTS.leaseMs / 1000,
-  });
+  // A triggered run is a runner's run: the same lease and kept pods as `khrun run` (run-options.ts).
+  const { leaseMs, keepFinishedPods } = runnerSettings(input);
   const url = httpUrl(setting(input, { env: ['KH_EXTERNAL_REPORTING_URL'] }));
   const podIp = setting(input, { env: ['POD_IP'] }).text;
   const token = triggerToken(input);
@@ -157,7 +158,7 @@ function triggerOptions(
         'or set POD_IP (in a pod), or --host to an address pods can reach',
     });
   }
-  return { token, maxRuns, maxWaitMs, reportTo, reportKey: key, leaseMs };
+  return { token, maxRuns, maxWaitMs, reportTo, reportKey: key, leaseMs, keepFinishedPods };
 }
 
 /** `khrun serve`: the report endpoint (and status routes) as a long-running server. */

@@ -70,8 +70,9 @@ describe('the run trigger of khrun serve', () => {
       KHRUN_TRIGGER_MAX_RUNS: '1',
       KHRUN_TRIGGER_MAX_WAIT_SECONDS: '20',
       KHRUN_LEASE_SECONDS: '15',
+      KHRUN_KEEP_FINISHED_PODS: '0',
     }).trigger;
-    expect(trigger).toMatchObject({ maxRuns: 1, maxWaitMs: 20_000, leaseMs: 15_000 });
+    expect(trigger).toMatchObject({ maxRuns: 1, maxWaitMs: 20_000, leaseMs: 15_000, keepFinishedPods: 0 });
   });
 
   it.each([
@@ -91,6 +92,11 @@ describe('the run trigger of khrun serve', () => {
     [{ KHRUN_TRIGGER_TOKEN: TOKEN, KHRUN_TRIGGER_MAX_RUNS: '0' }, 'KHRUN_TRIGGER_MAX_RUNS', /at least 1/],
     [{ KHRUN_TRIGGER_MAX_RUNS: 'many' }, 'KHRUN_TRIGGER_MAX_RUNS', /whole number/],
     [{ KHRUN_TRIGGER_MAX_WAIT_SECONDS: '-1' }, 'KHRUN_TRIGGER_MAX_WAIT_SECONDS', /positive number/],
+    [
+      { KHRUN_TRIGGER_TOKEN: TOKEN, KHRUN_KEEP_FINISHED_PODS: '11' },
+      'KHRUN_KEEP_FINISHED_PODS',
+      /more than 10 finished checker pods/,
+    ],
   ])('refuses %j, naming %s', (env, setting, problem) => {
     const error = configError(() => serve({ POD_IP: '10.1.2.3', ...env }));
     expect(error.setting).toContain(setting);
