@@ -190,6 +190,7 @@ async function start(
         argv: launch.argv,
         env: launch.env,
         workingDir: spec.workingDir || join(ctx.podDir, 'cwd'),
+        ownWorkingDir: !spec.workingDir,
         mounts: planMounts(spec, ctx.volumes, messageFile),
         logFile,
       },

@@ -249,7 +249,7 @@ export class PodWorker {
     this.rt.sandboxReady = false;
     if (!sandbox?.netns) return;
     this.sandbox = undefined;
-    await killAllInNetns(this.deps.sandboxOps, sandbox.netns);
+    // delete kills whatever is left in the namespace first (SandboxOps.delete).
     await this.deps.sandboxOps
       .delete(this.uid)
       .catch((error: unknown) => this.log('sandbox removal failed', { error: String(error) }));

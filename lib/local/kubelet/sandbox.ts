@@ -11,7 +11,7 @@ export interface Sandbox {
 /** The pod-network operations the kubelet uses; a port so tests of the worker need no root. */
 export interface SandboxOps {
   create(podUid: string, podIp: string): Promise<{ netns: string }>;
-  /** Removes the namespace and its veth; idempotent. */
+  /** SIGKILLs every process left in the namespace, then removes it and its veth; idempotent. */
   delete(podUid: string): Promise<void>;
   /** Every process that lives in the namespace, whoever started it. */
   pids(netns: string): Promise<number[]>;
