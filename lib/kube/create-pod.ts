@@ -8,8 +8,8 @@ import { isTooManyRequests, isTransient, retryTransient, THROTTLED_MS } from './
  * 500 checks starting at once on a small control plane got 504s for a third of their pod creates). A 5xx
  * leaves it open whether the pod was made, so when a later try finds the name taken, the pod holding it is
  * read: if it carries this pod's run label it is the one the unanswered try made, and is returned as
- * created; anything else is the AlreadyExists it is. Bounded: 30 s and at least three tries after a 5xx, a
- * minute while the API server answers 429.
+ * created; anything else is the AlreadyExists it is. Bounded: 30 s and at least three tries after a 5xx, five
+ * minutes while the API server answers 429.
  */
 export async function createPodOnce(core: CoreV1Api, pod: V1Pod): Promise<V1Pod> {
   const namespace = pod.metadata?.namespace ?? '';

@@ -45,7 +45,7 @@ const unlessRefused = <T>(write: () => Promise<T>) =>
     throttledMs: THROTTLED_MS,
     minAttempts: 3,
   });
-/** A read tried again after a 429 (for a minute, THROTTLED_MS) or a 5xx (for 15 s). */
+/** A read tried again after a 429 (for five minutes, THROTTLED_MS) or a 5xx (for 15 s). */
 const read = <T>(fn: () => Promise<T>) => retryTransient(fn, { throttledMs: THROTTLED_MS });
 
 /** KubePort over the real API server: one request per call, watches for waiting. */
@@ -53,9 +53,9 @@ export function kubePort(kc: KubeConfig): KubePort {
   // Every response feeds the API server clock the engines decide by (kube/server-clock.ts).
   const core = apiClient(kc, CoreV1Api);
   const custom = apiClient(kc, CustomObjectsApi);
-  // Reads are tried again after a 5xx (kube/transient.ts), for up to 15 s with backoff (after a 429 for a
-  // minute): a read changes nothing, and a batch runner's 25 first reads at once should not fail 25 checks over one overloaded
-  // moment of the API server (seen under load: 22 of a batch's 25 checks ended failed on 504s). Writes only
+  // Reads are tried again after a 5xx (kube/transient.ts), for up to 15 s with backoff (after a 429 for
+  // five minutes): a read changes nothing, and a batch runner's 25 first reads at once should not fail 25
+  // checks over one overloaded moment of the API server (seen under load: 22 of a batch's 25 checks ended failed on 504s). Writes only
   // after a 429 (unlessRefused): a write that timed out may have landed, and the CAS callers decide what a
   // conflict means; a pod create has its own read-back (create-pod.ts).
   const orNull = async <T>(fetch: () => Promise<T>): Promise<T | null> => {

@@ -15,14 +15,16 @@ export function isTooManyRequests(error: unknown): boolean {
 
 /**
  * How long the runner keeps trying a request the API server refused with 429 (priority and fairness shedding
- * load; it did nothing): the 1,000-check scale row lost 173 checks to 429s after 15-30 s of tries, each then
- * failed and sent again by the next tick. A minute, so that a lease renewal refused throughout still ends
- * inside the default 150 s lease it renews (renewed every 60 s).
+ * load; it did nothing). The 1,000-check scale row lost 173 checks to 429s after 15-30 s of tries; with a
+ * minute and a 10 s cap on Retry-After it still lost 39, refused with `Retry-After: 32` (the API server's
+ * priority and fairness asks for longer the longer its queues are). client-go honours Retry-After for up to
+ * 10 tries; five minutes is about that. A lease renewal refused meanwhile lets the lease lapse, which the
+ * lease keeper notices, and the resourceVersion preconditions keep a lapsed run from being written twice.
  */
-export const THROTTLED_MS = 60_000;
+export const THROTTLED_MS = 300_000;
 
 /** The longest Retry-After honoured: a server asking for more is waited on this long, then asked again. */
-export const MAX_RETRY_AFTER_MS = 10_000;
+export const MAX_RETRY_AFTER_MS = 60_000;
 
 /**
  * The wait a 429 or 503 asks for in its Retry-After header (whole seconds, as the API server's priority and
@@ -45,8 +47,9 @@ export function retryAfterMs(error: unknown): number | undefined {
  * otherwise, or its time is up. A short-lived command (tick, sync) uses it for its reads, so an API server
  * that is settling does not cost a whole tick; the runner for its reads and (after a 429 only) its writes.
  *
- * The waits are jittered (between half and all of the backoff), so a thousand checks refused in the same
- * second do not come back in the same second, and never shorter than the server's Retry-After. A 429 says the
+ * The waits are jittered (between half and all of the backoff; a Retry-After stretched by up to a quarter),
+ * so a thousand checks refused in the same second do not come back in the same second, and never shorter
+ * than the server's Retry-After. A 429 says the
  * server did nothing and is shedding load (priority and fairness), so a caller may keep trying 429s for
  * throttledMs rather than totalMs, as client-go keeps retrying them: the runner does (kube-port.ts), since
  * a check that waits its turn costs less than one that fails and is sent again by the next tick.
@@ -90,7 +93,8 @@ export async function retryTransient<T>(
       const remainingMs = startMs + (isTooManyRequests(error) ? throttledMs : totalMs) - now();
       if (remainingMs <= 0 && attempt >= (opts.minAttempts ?? 1)) throw error;
       const backoffMs = delayMs / 2 + (random() * delayMs) / 2;
-      const waitMs = Math.max(backoffMs, retryAfterMs(error) ?? 0);
+      // A Retry-After is stretched by up to a quarter, so the requests refused together come back apart.
+      const waitMs = Math.max(backoffMs, (retryAfterMs(error) ?? 0) * (1 + random() / 4));
       await sleep(Math.max(0, remainingMs > 0 ? Math.min(waitMs, remainingMs) : waitMs), opts.signal);
       delayMs = Math.min(delayMs * 2, opts.maxMs ?? 2_000);
     }

@@ -52,7 +52,10 @@ describe('retryTransient', () => {
   it('waits at least what Retry-After asks', async () => {
     const s = scripted([answer(429, { 'retry-after': '2' }), answer(429, { 'retry-after': '1' })]);
     expect(await s.run({ initialMs: 200 })).toBe('done');
-    expect(s.waits).toEqual([2_000, 1_000]);
+    expect(s.waits).toEqual([2_250, 1_125]); // random 0.5: stretched by an eighth
+    const t = scripted([answer(429, { 'retry-after': '2' })]);
+    await t.run({ initialMs: 200, random: () => 0 });
+    expect(t.waits).toEqual([2_000]);
   });
 
   it('jitters its backoff between half and all of it, doubling up to maxMs', async () => {
@@ -68,7 +71,7 @@ describe('retryTransient', () => {
   it('keeps trying 429s for throttledMs, past totalMs', async () => {
     const s = scripted(Array.from({ length: 100 }, () => answer(429, { 'retry-after': '1' })));
     await expect(
-      s.run({ totalMs: 5_000, throttledMs: 20_000, initialMs: 100, maxMs: 1_000 }),
+      s.run({ totalMs: 5_000, throttledMs: 20_000, initialMs: 100, maxMs: 1_000, random: () => 0 }),
     ).rejects.toThrow('HTTP 429');
     expect(s.nowMs()).toBe(20_000);
     expect(s.calls()).toBe(21);
@@ -82,7 +85,7 @@ describe('retryTransient', () => {
 
   it('without throttledMs, a 429 has totalMs like any other', async () => {
     const s = scripted(Array.from({ length: 100 }, () => answer(429, { 'retry-after': '1' })));
-    await expect(s.run({ totalMs: 3_000 })).rejects.toThrow('HTTP 429');
+    await expect(s.run({ totalMs: 3_000, random: () => 0 })).rejects.toThrow('HTTP 429');
     expect(s.nowMs()).toBe(3_000);
   });
 
