@@ -124,6 +124,28 @@ function recordedCell(s: ScaleFigure): string {
   return `${s.recorded ?? 0} of ${s.checks} (the last after ${fmtMs(s.lastRecordedMs)})`;
 }
 
+/**
+ * Requests per check, tick + runners. A tick that was spawned and whose requests are missing from the audit
+ * log (0 counted) means the log is incomplete at that load, not that the tick sent nothing: no figure then.
+ */
+function requestsCell(s: ScaleFigure): string {
+  const r = s.requests;
+  if (r && r.tick === 0 && s.tickMs !== undefined)
+    return `– (audit log incomplete: 0 of the tick's requests in it, ${r.runner} of the runners')`;
+  return `${num(r?.perCheck, 1)} (${r?.tick} + ${r?.runner})`;
+}
+
+/**
+ * Runner Jobs are counted when the row ends. A finished Job is deleted one interval after it finished
+ * (clamped to 10 min), so in a row longer than that the early batches' Jobs are gone by then: fewer Jobs
+ * than runner pods says so rather than undercounting silently.
+ */
+function jobsCell(s: ScaleFigure): string {
+  return s.runnerJobs < s.runnerPods
+    ? `${s.runnerJobs} left at the end of ${s.runnerPods}`
+    : `${s.runnerJobs}`;
+}
+
 /** Outcomes, and the checks a runner could not run, with its error. */
 function outcomesCell(s: ScaleFigure): string {
   const recorded = Object.entries(s.outcomes ?? {}).map(([k, v]) => `${v} ${k}`);
@@ -200,7 +222,7 @@ function scale(r: Results): string[] {
   ];
   for (const s of figures) {
     lines.push(
-      `| ${s.checks} | ${s.batchSize} | ${fmtMs(s.tickMs)} | ${recordedCell(s)} | ${s.runnerJobs} | ${s.runnerPods} | ${s.checkerPods} | ${num(s.tickPeakRssMiB)} MiB | ${num(s.runnerPeakRssMiB?.median)} MiB, ${num(s.runnerPeakRssMiB?.max)} MiB (n=${s.runnerPeakRssMiB?.n ?? 0}) | ${num(s.requests?.perCheck, 1)} (${s.requests?.tick} + ${s.requests?.runner}) | ${outcomesCell(s)} |`,
+      `| ${s.checks} | ${s.batchSize} | ${fmtMs(s.tickMs)} | ${recordedCell(s)} | ${jobsCell(s)} | ${s.runnerPods} | ${s.checkerPods} | ${num(s.tickPeakRssMiB)} MiB | ${num(s.runnerPeakRssMiB?.median)} MiB, ${num(s.runnerPeakRssMiB?.max)} MiB (n=${s.runnerPeakRssMiB?.n ?? 0}) | ${requestsCell(s)} | ${outcomesCell(s)} |`,
     );
   }
   if (r.scale.notes?.length) lines.push('', ...r.scale.notes.map((n: string) => `- ${n}`));
@@ -351,6 +373,8 @@ export function renderPerformance(r: Results, extra: Array<(r: Results) => strin
     'it measures first (`.khrun/bench-dist`) and records the build. `npm run bench -- --quick` (CI) measures',
     'fewer samples and one small scale size into `bench/results-quick.json`; `--only SECTION,...` measures',
     'some sections again; `--readme-only` rewrites this section from `bench/results.json` without measuring.',
+    'The scale section measures its rows while its time budget lasts (`KHRUN_BENCH_SCALE_MINUTES`, default 12);',
+    '`KHRUN_BENCH_SCALE_ROWS=2000x25,1000x25` measures just those rows (checks x batch size) and keeps the others.',
     'This section is generated from `bench/results.json` (test/bench/readme-render.ts); do not edit it by hand.',
     'API requests are counted at the API server (its audit log) by the ServiceAccount of the actor named;',
     'watch events are not requests. p95 is given only from 20 samples up (–).',

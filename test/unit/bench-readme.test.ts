@@ -52,4 +52,32 @@ describe("README's Performance section, rendered from results.json", () => {
     expect(line).toContain('478 of 500 (the last after 240.0 s)');
     expect(line).toContain('478 Succeeded, 22 not run (HTTP-Code: 504)');
   });
+
+  it('gives no request figure when the audit log lacks the tick, and says when Jobs were deleted before the count', () => {
+    const row = {
+      checks: 2000,
+      batchSize: 25,
+      tickMs: 80_000,
+      recorded: 2000,
+      allRecordedMs: 1_400_000,
+      runnerJobs: 73,
+      runnerPods: 80,
+      checkerPods: 2000,
+      tickPeakRssMiB: 130,
+      runnerPeakRssMiB: summarize([100, 110]),
+      requests: { tick: 0, runner: 23_000, perCheck: 11.5, tickByVerb: {} },
+      outcomes: { Succeeded: 2000 },
+    };
+    const line = (r: typeof row) =>
+      renderPerformance({ scale: { how: 'h', notes: [], figures: [r] } })
+        .split('\n')
+        .find((l) => l.startsWith('| 2000 |')) ?? '';
+    expect(line(row)).toContain(
+      "| – (audit log incomplete: 0 of the tick's requests in it, 23000 of the runners') |",
+    );
+    expect(line(row)).toContain('| 73 left at the end of 80 | 80 |');
+    const whole = { ...row, runnerJobs: 80, requests: { ...row.requests, tick: 2200, perCheck: 12.6 } };
+    expect(line(whole)).toContain('| 12.6 (2200 + 23000) |');
+    expect(line(whole)).toContain('| 80 | 80 |');
+  });
 });
