@@ -137,15 +137,17 @@ describe('Kuberhealthy v3.0.0 and khrun side by side on HealthChecks', () => {
     expect(results.map((r) => outcomeOf(r).kind)).toEqual(['Succeeded', 'Failed', 'TimedOut']);
     const byKhrun = await finished(khrunNs);
 
-    // v3 never saw khrun's HealthChecks: no finalizer, and one pod each (khrun's). v3's own may lack its
-    // finalizer (v3.0.0's informer adds it with an update its scheduler's status write can beat, never
+    // v3 never saw khrun's HealthChecks: no finalizer, and at most one pod each (khrun's). v3's own may lack
+    // its finalizer (v3.0.0's informer adds it with an update its scheduler's status write can beat, never
     // retried), so khrun must refuse them from their results as well: each, without --take-over, exit 2
     // (checked below, after the pod list).
     for (const hc of byKhrun.values()) expect(hc.metadata.finalizers ?? []).not.toContain(V3_FINALIZER);
     const khrunPods = await core.listNamespacedPod({ namespace: khrunNs });
-    expect(khrunPods.items.map((p) => p.metadata?.labels?.healthcheck).sort()).toEqual(
-      CHECKS.map((c) => c.name).sort(),
-    );
+    const podChecks = khrunPods.items.map((p) => p.metadata?.labels?.healthcheck).sort();
+    // The finished runs' pods are kept; the timed-out run's pod was evicted at its deadline, and may be
+    // gone already (the kubelet deletes it once its process is killed): present or not, never twice.
+    expect(podChecks.filter((c) => c !== 'v3-timeout')).toEqual(['v3-error', 'v3-ok']);
+    expect(podChecks.filter((c) => c === 'v3-timeout').length).toBeLessThanOrEqual(1);
     // (after the pod list: the timed-out run's pod is being evicted meanwhile)
     for (const c of CHECKS) {
       const refused = await runKhrun(['--healthcheck', c.name, '--namespace', v3Ns, '--output', 'json']);
