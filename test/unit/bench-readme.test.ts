@@ -31,53 +31,60 @@ describe("README's Performance section, rendered from results.json", () => {
     expect(() => replaceBetweenMarkers(`${BEGIN}${BEGIN}${END}`, 'new')).toThrow(/once each/);
   });
 
+  /** A scale row of 500 checks at batch size 25, all recorded, with what a test changes. */
+  const scaleRow = (o: Record<string, unknown> = {}) => ({
+    checks: 500,
+    batchSize: 25,
+    tickMs: 3000,
+    recorded: 500,
+    allRecordedMs: 200_000,
+    runnerJobs: 20,
+    runnerPods: 20,
+    checkerPods: 500,
+    tickPeakRssMiB: 90,
+    runnerPeakRssMiB: summarize([100, 110]),
+    requests: { tick: 600, runner: 4000, perCheck: 9.2, tickByVerb: {} },
+    outcomes: { Succeeded: 500 },
+    ...o,
+  });
+  const scaleLine = (row: ReturnType<typeof scaleRow>) =>
+    renderPerformance({ scale: { how: 'h', notes: [], figures: [row] } })
+      .split('\n')
+      .find((l) => l.startsWith(`| ${row.checks} |`)) ?? '';
+
   it('shows a scale row whose runners could not run every check as incomplete, with their errors', () => {
-    const row = {
-      checks: 500,
-      batchSize: 25,
-      tickMs: 3000,
-      recorded: 478,
-      lastRecordedMs: 240_000,
-      runnerFailures: { 'HTTP-Code: 504': 22 },
-      runnerJobs: 20,
-      runnerPods: 20,
-      checkerPods: 478,
-      tickPeakRssMiB: 90,
-      runnerPeakRssMiB: summarize([100, 110]),
-      requests: { tick: 600, runner: 4000, perCheck: 9.2, tickByVerb: {} },
-      outcomes: { Succeeded: 478 },
-    };
-    const text = renderPerformance({ scale: { how: 'h', notes: [], figures: [row] } });
-    const line = text.split('\n').find((l) => l.startsWith('| 500 |')) ?? '';
+    const line = scaleLine(
+      scaleRow({
+        recorded: 478,
+        allRecordedMs: undefined,
+        lastRecordedMs: 240_000,
+        runnerFailures: { 'HTTP-Code: 504': 22 },
+        checkerPods: 478,
+        outcomes: { Succeeded: 478 },
+      }),
+    );
     expect(line).toContain('478 of 500 (the last after 240.0 s)');
     expect(line).toContain('478 Succeeded, 22 not run (HTTP-Code: 504)');
   });
 
   it('gives no request figure when the audit log lacks the tick, and says when Jobs were deleted before the count', () => {
-    const row = {
+    const row = scaleRow({
       checks: 2000,
-      batchSize: 25,
-      tickMs: 80_000,
-      recorded: 2000,
-      allRecordedMs: 1_400_000,
       runnerJobs: 73,
       runnerPods: 80,
-      checkerPods: 2000,
-      tickPeakRssMiB: 130,
-      runnerPeakRssMiB: summarize([100, 110]),
       requests: { tick: 0, runner: 23_000, perCheck: 11.5, tickByVerb: {} },
-      outcomes: { Succeeded: 2000 },
-    };
-    const line = (r: typeof row) =>
-      renderPerformance({ scale: { how: 'h', notes: [], figures: [r] } })
-        .split('\n')
-        .find((l) => l.startsWith('| 2000 |')) ?? '';
-    expect(line(row)).toContain(
+    });
+    expect(scaleLine(row)).toContain(
       "| – (audit log incomplete: 0 of the tick's requests in it, 23000 of the runners') |",
     );
-    expect(line(row)).toContain('| 73 left at the end of 80 | 80 |');
-    const whole = { ...row, runnerJobs: 80, requests: { ...row.requests, tick: 2200, perCheck: 12.6 } };
-    expect(line(whole)).toContain('| 12.6 (2200 + 23000) |');
-    expect(line(whole)).toContain('| 80 | 80 |');
+    expect(scaleLine(row)).toContain('| 73 left at the end of 80 | 80 |');
+    const whole = scaleRow({
+      checks: 2000,
+      runnerJobs: 80,
+      runnerPods: 80,
+      requests: { tick: 2200, runner: 23_000, perCheck: 12.6, tickByVerb: {} },
+    });
+    expect(scaleLine(whole)).toContain('| 12.6 (2200 + 23000) |');
+    expect(scaleLine(whole)).toContain('| 80 | 80 |');
   });
 });
