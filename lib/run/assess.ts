@@ -1,6 +1,7 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
+import { type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
 import { executionError, type RunOutcome } from '../state/outcome.ts';
+import { OutcomeKind } from '../state/outcome-kind.ts';
 import type { KhState } from '../state/resources.ts';
 
 export interface RunTimings {

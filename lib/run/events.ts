@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { formatMsAsGoDuration } from '../core/duration.ts';
 import { truncateUtf8 } from '../core/text.ts';
-import { OutcomeKind } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
+import { OutcomeKind } from '../state/outcome-kind.ts';
 import { KH_GROUP, KH_VERSION } from '../state/resources.ts';
 
 /** An outcome that has just been recorded in the khstate, for the khcheck's Events. */

@@ -1,7 +1,8 @@
 import { shortId } from '../core/ids.ts';
 import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
-import { type AcceptedReport, type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
+import { type AcceptedReport, type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
+import { OutcomeKind } from '../state/outcome-kind.ts';
 import { claimRun, recordOutcome, storeReport } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import { type Holding, holdingOf } from '../state/run-holder.ts';

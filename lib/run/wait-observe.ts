@@ -1,7 +1,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
-import { type ActiveRun, OutcomeKind, readAcceptedReport } from '../state/khstate.ts';
+import { type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
+import { OutcomeKind } from '../state/outcome-kind.ts';
 import type { KhState } from '../state/resources.ts';
 import { type Holding, holdingOf, lostReason } from '../state/run-holder.ts';
 import { assessRun, isPodTerminal, type RunTimings } from './assess.ts';

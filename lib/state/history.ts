@@ -1,5 +1,5 @@
 import { truncateChars } from '../core/text.ts';
-import type { OutcomeKind } from './khstate.ts';
+import type { OutcomeKind } from './outcome-kind.ts';
 import type { KhState } from './resources.ts';
 
 /**

@@ -1,4 +1,5 @@
 import { HISTORY_ANNOTATION, type HistoryEntry, parseHistory } from './history.ts';
+import type { OutcomeKind } from './outcome-kind.ts';
 import { KH_GROUP, KH_VERSION, type KhState, type KhStateSpec } from './resources.ts';
 import { type OutcomeTotals, parseTotals, TOTALS_ANNOTATION } from './totals.ts';
 
@@ -45,15 +46,6 @@ export interface AcceptedReport {
   errors: string[];
   pod: string;
 }
-
-export const OutcomeKind = {
-  Succeeded: 'Succeeded',
-  Failed: 'Failed',
-  TimedOut: 'TimedOut',
-  ExecutionError: 'ExecutionError',
-  Skipped: 'Skipped',
-} as const;
-export type OutcomeKind = (typeof OutcomeKind)[keyof typeof OutcomeKind];
 
 export interface LastOutcome {
   uuid: string;

@@ -1,4 +1,4 @@
-import type { OutcomeKind } from './khstate.ts';
+import type { OutcomeKind } from './outcome-kind.ts';
 
 /** How a run ended, as a value: failed checks are data, not exceptions. */
 export interface RunOutcome {

@@ -1,14 +1,9 @@
 import { formatMsAsGoDuration } from '../core/duration.ts';
 import { toKubeTime } from '../core/kube-time.ts';
 import { appendHistoryEntry, DEFAULT_HISTORY_BOUNDS, type HistoryBounds } from './history.ts';
-import {
-  type AcceptedReport,
-  type ActiveRun,
-  type KhStateModel,
-  OutcomeKind,
-  updateKhState,
-} from './khstate.ts';
+import { type AcceptedReport, type ActiveRun, type KhStateModel, updateKhState } from './khstate.ts';
 import type { RunOutcome } from './outcome.ts';
+import { OutcomeKind } from './outcome-kind.ts';
 import type { KhState } from './resources.ts';
 import { addOutcome, emptyTotals } from './totals.ts';
 

@@ -1,4 +1,4 @@
-import { OutcomeKind } from './khstate.ts';
+import { OutcomeKind } from './outcome-kind.ts';
 import type { KhState } from './resources.ts';
 
 /**

@@ -10,7 +10,7 @@ import { exitCodeFor, resultJson } from '../../lib/commands/exit-codes.ts';
 import { runResultText } from '../../lib/commands/run.ts';
 import { batchOutput, SINGLE_RUN } from '../../lib/commands/run-batch.ts';
 import type { IterationResult } from '../../lib/run/iteration.ts';
-import { OutcomeKind } from '../../lib/state/khstate.ts';
+import { OutcomeKind } from '../../lib/state/outcome-kind.ts';
 
 // A batch's exit code and output, from its checks' results: each check maps as `khrun run --check` maps it
 // alone, and the batch prints one entry per check.

@@ -6,7 +6,7 @@ import type { Log } from '../../lib/core/log.ts';
 import { CheckNotFoundError } from '../../lib/run/errors.ts';
 import type { IterationResult } from '../../lib/run/iteration.ts';
 import type { SessionRun } from '../../lib/run/runner-session.ts';
-import { OutcomeKind } from '../../lib/state/khstate.ts';
+import { OutcomeKind } from '../../lib/state/outcome-kind.ts';
 
 // The batch driver over a scripted session (the real session is exercised end to end by
 // test/integration/batch.test.ts): each check's fault stays its own entry, a hung check holds only its own

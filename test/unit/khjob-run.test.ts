@@ -10,14 +10,9 @@ import { WriteConflict } from '../../lib/kube/errors.ts';
 import { type AcquireDeps, acquireRun } from '../../lib/run/acquire.ts';
 import { finishRun } from '../../lib/run/finish.ts';
 import type { IterationResult } from '../../lib/run/iteration.ts';
-import {
-  type ActiveRun,
-  ANNOTATION,
-  OutcomeKind,
-  readActiveRun,
-  readLastOutcome,
-} from '../../lib/state/khstate.ts';
+import { type ActiveRun, ANNOTATION, readActiveRun, readLastOutcome } from '../../lib/state/khstate.ts';
 import type { RunOutcome } from '../../lib/state/outcome.ts';
+import { OutcomeKind } from '../../lib/state/outcome-kind.ts';
 import { isJobState } from '../../lib/state/workload.ts';
 import { FakeKube } from './fakes/fake-kube.ts';
 
