@@ -9,7 +9,7 @@ import { type CheckGate, gateCheckRequest } from '../report/check-gate.ts';
 import { CHECK_PATH } from '../report/check-url.ts';
 import { handleCheckReport } from '../report/handle-check-report.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../report/http-server.ts';
-import { ANSWER_MARGIN_MS, type ReportEventDeps } from './report-event.ts';
+import { ANSWER_MARGIN_MS, type ReportEventDeps } from './report-event-deps.ts';
 
 const text = (statusCode: number, body: string): APIGatewayProxyStructuredResultV2 => ({
   statusCode,

@@ -1,40 +1,22 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import { kubePort } from '../kube/kube-port.ts';
-import type { NamespaceScope } from '../kube/scope.ts';
 import { apiServerClock } from '../kube/server-clock.ts';
-import { authorizeReport, type UnsignedPolicy } from '../report/authorize-report.ts';
+import { authorizeReport } from '../report/authorize-report.ts';
 import { CHECK_PATH } from '../report/check-url.ts';
 import { handleReport } from '../report/handle-report.ts';
 import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import { normalizeIp } from '../report/identify-caller.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
-import { parseReportPath, type ReportKey } from '../report/report-token.ts';
+import { parseReportPath } from '../report/report-token.ts';
 import { checkReportFromUrlEvent } from './check-event.ts';
+import { ANSWER_MARGIN_MS, type ReportEventDeps } from './report-event-deps.ts';
 
 const text = (statusCode: number, body: string): APIGatewayProxyStructuredResultV2 => ({
   statusCode,
   headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
   body: `${body}\n`,
 });
-
-export interface ReportEventDeps {
-  kc: KubeConfig;
-  scope: NamespaceScope;
-  log: Log;
-  server: string;
-  /** Checks signed reporting URLs (KHRUN_REPORT_KEY); undefined: none configured. */
-  reportKey: ReportKey | undefined;
-  /** Unsigned reports: refuse or header. Never by source address: pods reach a Lambda through NAT. */
-  unsigned: Exclude<UnsignedPolicy, 'header-and-ip'>;
-  /** The invocation's remaining time (context.getRemainingTimeInMillis); a held report answers 500 before it. */
-  remainingMs?: () => number;
-}
-
-/** Kept back from the invocation's remaining time, so a report held for the API server is answered in time. */
-export const ANSWER_MARGIN_MS = 2_000;
 
 /**
  * A Lambda function URL request (payload 2.0) through the same report protocol as the HTTP server
