@@ -1,6 +1,7 @@
 import { shortId } from '../core/ids.ts';
 import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
-import { type AcquireDeps, type ClosedRun, closeStaleRun } from '../run/acquire.ts';
+import { type ClosedRun, closeStaleRun } from '../run/acquire.ts';
+import type { AcquireDeps } from '../run/acquire-deps.ts';
 import { announceOutcome } from '../run/announce.ts';
 import { removeCheckerPod } from '../run/remove-pod.ts';
 import { readActiveRun } from '../state/khstate.ts';

@@ -1,5 +1,5 @@
 import { shortId } from '../core/ids.ts';
-import type { AcquireDeps } from '../run/acquire.ts';
+import type { AcquireDeps } from '../run/acquire-deps.ts';
 import type { EventSink } from '../run/events.ts';
 import type { IterationResult } from '../run/iteration.ts';
 import type { ValidCheck } from '../state/resources.ts';

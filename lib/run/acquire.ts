@@ -1,39 +1,21 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { podNameFor, RUN_ID_LABEL } from '../check/pod-builder.ts';
-import type { Clock } from '../core/clock.ts';
-import { type IdSource, shortId } from '../core/ids.ts';
-import type { Log } from '../core/log.ts';
+import { shortId } from '../core/ids.ts';
 import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
-import type { KubePort } from '../kube/port.ts';
 import { type ActiveRun, newKhState, readAcceptedReport } from '../state/khstate.ts';
 import { executionError, type RunOutcome } from '../state/outcome.ts';
 import { OutcomeKind } from '../state/outcome-kind.ts';
 import { claimRun, recordOutcome } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
+import type { AcquireDeps } from './acquire-deps.ts';
 import { announceOutcome } from './announce.ts';
 import { decideClaim, leaseUntil } from './claim.ts';
-import type { EndpointProbe } from './endpoint-probe.ts';
-import type { EventSink } from './events.ts';
 import { removeCheckerPod } from './remove-pod.ts';
 
 export type Acquired =
   | { kind: 'owned'; run: ActiveRun; state: KhState; adopted: boolean }
   | { kind: 'busy'; run: ActiveRun }
   | { kind: 'refused'; reason: string };
-
-export interface AcquireDeps {
-  kube: KubePort;
-  clock: Clock;
-  ids: IdSource;
-  log: Log;
-  /** Announces each recorded outcome (Kubernetes Events); optional, and never fails the run. */
-  events?: EventSink;
-  /**
-   * Tells whether an adopted pod's report endpoint still listens; without it every endpoint counts as
-   * possibly alive, so an adopted pod is always kept.
-   */
-  endpoints?: EndpointProbe;
-}
 
 export interface ClosedRun {
   run: ActiveRun;

@@ -3,7 +3,7 @@ import { buildCheckerPod, RUN_ID_LABEL } from '../check/pod-builder.ts';
 import { WriteConflict } from '../kube/errors.ts';
 import type { ActiveRun } from '../state/khstate.ts';
 import type { ValidCheck } from '../state/resources.ts';
-import type { AcquireDeps } from './acquire.ts';
+import type { AcquireDeps } from './acquire-deps.ts';
 import { adoptedPodOf, decideAdoptedPod, reportingUrlOf } from './adopted-pod.ts';
 import type { EndpointState } from './endpoint-probe.ts';
 import { podsToRemove } from './pod-hygiene.ts';

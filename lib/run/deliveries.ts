@@ -10,7 +10,7 @@ import {
 } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
-import type { AcquireDeps } from './acquire.ts';
+import type { AcquireDeps } from './acquire-deps.ts';
 import type { AwaitOptions } from './await-outcome.ts';
 import { announceRecorded, type WrittenOutcome, writeOutcome } from './finish.ts';
 import { holdReports, type ReportInbox } from './report-inbox.ts';

@@ -6,7 +6,7 @@ import { OutcomeKind } from '../state/outcome-kind.ts';
 import { claimRun, recordOutcome, storeReport } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import { type Holding, holdingOf } from '../state/run-holder.ts';
-import type { AcquireDeps } from './acquire.ts';
+import type { AcquireDeps } from './acquire-deps.ts';
 import { announceOutcome } from './announce.ts';
 
 /**

@@ -7,7 +7,7 @@ import { executionError, type RunOutcome } from '../state/outcome.ts';
 import { OutcomeKind } from '../state/outcome-kind.ts';
 import { recordOutcome, recordWithoutRun } from '../state/record.ts';
 import type { KhCheck } from '../state/resources.ts';
-import type { AcquireDeps } from './acquire.ts';
+import type { AcquireDeps } from './acquire-deps.ts';
 import { announceOutcome } from './announce.ts';
 import { decideClaim } from './claim.ts';
 import { removeCheckerPod } from './remove-pod.ts';

@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Log } from '../core/log.ts';
-import type { AcquireDeps } from './acquire.ts';
+import type { AcquireDeps } from './acquire-deps.ts';
 import type { RunTimings } from './assess.ts';
 import type { IterationResult } from './iteration.ts';
 import { openRunnerSession, type ReportHosting, sessionSettings } from './runner-session.ts';

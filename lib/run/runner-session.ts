@@ -15,7 +15,7 @@ import {
   signedReportUrl,
 } from '../report/report-token.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
-import type { AcquireDeps } from './acquire.ts';
+import type { AcquireDeps } from './acquire-deps.ts';
 import type { RunTimings } from './assess.ts';
 import { httpEndpointProbe } from './endpoint-probe.ts';
 import { kubeEventSink } from './events.ts';

@@ -4,7 +4,7 @@ import { healthCheckPort } from '../../lib/healthcheck/healthcheck-port.ts';
 import type { HealthCheck } from '../../lib/healthcheck/resources.ts';
 import { FOREIGN_RUNNER } from '../../lib/healthcheck/state-view.ts';
 import { handleCheckReport } from '../../lib/report/handle-check-report.ts';
-import type { AcquireDeps } from '../../lib/run/acquire.ts';
+import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { type IterationConfig, runIteration } from '../../lib/run/iteration.ts';
 import { parseHistory } from '../../lib/state/history.ts';
 import { ANNOTATION, readActiveRun } from '../../lib/state/khstate.ts';

@@ -2,7 +2,7 @@ import type { V1ContainerStatus, V1Pod, V1PodStatus } from '@kubernetes/client-n
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KH_ENV, podNameFor } from '../../lib/check/pod-builder.ts';
 import { acceptReport } from '../../lib/report/accept-report.ts';
-import type { AcquireDeps } from '../../lib/run/acquire.ts';
+import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import type { EndpointState } from '../../lib/run/endpoint-probe.ts';
 import { CheckNotFoundError } from '../../lib/run/errors.ts';
 import {

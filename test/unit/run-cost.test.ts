@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CHECK_NAME_LABEL, podNameFor, RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
 import { handleReport, type ReportDeps } from '../../lib/report/handle-report.ts';
 import type { RunRef } from '../../lib/report/report-token.ts';
-import type { AcquireDeps } from '../../lib/run/acquire.ts';
+import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { awaitOutcome } from '../../lib/run/await-outcome.ts';
 import { ITERATION_DEFAULTS, type IterationConfig, runIteration } from '../../lib/run/iteration.ts';
 import { holdReports, reportInbox } from '../../lib/run/report-inbox.ts';

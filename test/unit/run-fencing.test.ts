@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KH_ENV, podNameFor } from '../../lib/check/pod-builder.ts';
-import type { AcquireDeps } from '../../lib/run/acquire.ts';
+import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { adoptedPodOf, decideAdoptedPod } from '../../lib/run/adopted-pod.ts';
 import { httpEndpointProbe } from '../../lib/run/endpoint-probe.ts';
 import { handOverDone } from '../../lib/run/hand-over.ts';

@@ -1,0 +1,21 @@
+import type { Clock } from '../core/clock.ts';
+import type { IdSource } from '../core/ids.ts';
+import type { Log } from '../core/log.ts';
+import type { KubePort } from '../kube/port.ts';
+import type { EndpointProbe } from './endpoint-probe.ts';
+import type { EventSink } from './events.ts';
+
+/** The ports a run is driven through, from its claim (acquire.ts) to its recorded outcome (finish.ts). */
+export interface AcquireDeps {
+  kube: KubePort;
+  clock: Clock;
+  ids: IdSource;
+  log: Log;
+  /** Announces each recorded outcome (Kubernetes Events); optional, and never fails the run. */
+  events?: EventSink;
+  /**
+   * Tells whether an adopted pod's report endpoint still listens; without it every endpoint counts as
+   * possibly alive, so an adopted pod is always kept.
+   */
+  endpoints?: EndpointProbe;
+}
