@@ -37,7 +37,7 @@ import {
 } from '../state/resources.ts';
 import { readTotals } from '../state/totals.ts';
 import { healthCheckHasRun, runIntervalMsOf } from '../status/healthcheck-json.ts';
-import { runDurationSeconds } from '../status/metrics.ts';
+import { runDurationSeconds } from '../status/run-duration.ts';
 import { hasRun } from '../status/status-json.ts';
 import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
 

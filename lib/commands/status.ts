@@ -9,7 +9,7 @@ import { retryTransient } from '../kube/transient.ts';
 import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck, type KhState } from '../state/resources.ts';
 import { listHealthChecks } from '../status/healthcheck-cache.ts';
-import { runDurationSeconds } from '../status/metrics.ts';
+import { runDurationSeconds } from '../status/run-duration.ts';
 import { listKhStates } from '../status/state-cache.ts';
 import { buildStatus, goJson, hasRun, normalizeLastRun } from '../status/status-json.ts';
 import { formatDocument } from './document.ts';

@@ -1,4 +1,4 @@
-import type { MetricsOptions } from '../status/metrics.ts';
+import type { MetricsOptions } from '../status/error-label.ts';
 import { type ConfigInput, type Flags, flagSet, setting } from './setting.ts';
 import { bool, integer } from './values.ts';
 

@@ -4,7 +4,7 @@ import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import type { ReportKey } from '../report/report-token.ts';
-import type { MetricsOptions } from '../status/metrics.ts';
+import type { MetricsOptions } from '../status/error-label.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';

@@ -1,5 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
-import { errorLabel, type MetricsOptions, runDurationSeconds } from './metrics.ts';
+import { errorLabel, type MetricsOptions } from './error-label.ts';
+import { runDurationSeconds } from './run-duration.ts';
 import type { V2WorkloadDetails } from './status-json.ts';
 
 /**

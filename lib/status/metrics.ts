@@ -1,6 +1,4 @@
 import { Counter, Gauge, type Metric, Registry } from 'prom-client';
-import { parseGoDuration } from '../core/duration.ts';
-import { truncateUtf8 } from '../core/text.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import { readConsecutiveFailures } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
@@ -11,18 +9,13 @@ import {
   type OutcomeTotals,
   readTotals,
 } from '../state/totals.ts';
+import { errorLabel, type MetricsOptions } from './error-label.ts';
 import { addHealthCheckSeries } from './healthcheck-metrics.ts';
 import { addJobSeries } from './job-metrics.ts';
+import { runDurationSeconds } from './run-duration.ts';
 import { buildStatus, checkKey } from './status-json.ts';
 
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
-
-export interface MetricsOptions {
-  /** Drop the `error` label of kuberhealthy_check (v2's promMetricsConfig.suppressErrorLabel). */
-  suppressErrorLabel?: boolean;
-  /** Cut the `error` label to this many UTF-8 bytes (v2's errorLabelMaxLength); 0 or absent: no cut. */
-  errorLabelMaxBytes?: number;
-}
 
 export interface RenderMetricsInput {
   currentMaster: string;
@@ -31,19 +24,6 @@ export interface RenderMetricsInput {
   options?: MetricsOptions;
   /** HealthChecks listed beside the khchecks, with v3's labels plus `kind` (healthcheck-metrics.ts). */
   healthChecks?: readonly HealthCheck[];
-}
-
-/** The `error` label as later v2 builds it (errors joined by `|`), cut at a character boundary if asked. */
-export function errorLabel(errors: readonly string[], options: MetricsOptions = {}): string {
-  const joined = errors.join('|');
-  const max = options.errorLabelMaxBytes ?? 0;
-  return max > 0 ? truncateUtf8(joined, max, '') : joined;
-}
-
-/** Seconds in a Go duration string; v2 emits 0 for an empty or unparsable RunDuration. */
-export function runDurationSeconds(text: string): number {
-  const parsed = parseGoDuration(text || '0s');
-  return parsed.ok ? parsed.ns / 1e9 : 0;
 }
 
 type CheckLabels = { check: string; namespace: string };

@@ -4,7 +4,7 @@ import { healthCheckStatusView } from '../healthcheck/status-view.ts';
 import { type HistoryEntry, readHistory } from '../state/history.ts';
 import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
-import { runDurationSeconds } from './metrics.ts';
+import { runDurationSeconds } from './run-duration.ts';
 import { checkKey, hasRun, normalizeLastRun } from './status-json.ts';
 
 /** One check as the status page shows it. Not a stable API: the page and this file change together. */

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
 import type { KhState } from '../../lib/state/resources.ts';
 import { addOutcome, emptyTotals, TOTALS_ANNOTATION } from '../../lib/state/totals.ts';
-import { errorLabel, renderMetrics, runDurationSeconds } from '../../lib/status/metrics.ts';
+import { errorLabel } from '../../lib/status/error-label.ts';
+import { renderMetrics } from '../../lib/status/metrics.ts';
+import { runDurationSeconds } from '../../lib/status/run-duration.ts';
 import { syntheticStates } from '../fixtures/khstates.ts';
 import { parsePromText, sampleValue } from '../helpers/prom-text.ts';
 
