@@ -33,7 +33,7 @@ export interface StatusRow {
   runningSinceMs: number | null;
   /** A khstate without a khcheck (v2's reaper would delete it). */
   orphan: boolean;
-  /** Set on a Kuberhealthy v3 HealthCheck's row only (a khcheck's row has none, as before v3 existed). */
+  /** Set on a Kuberhealthy v3 HealthCheck's row only (a khcheck's row has none). */
   kind?: 'HealthCheck';
 }
 
@@ -101,7 +101,7 @@ export function mergeRows(khchecks: readonly StatusRow[], healthChecks: readonly
 
 /**
  * The columns of `khrun status` (-o wide adds outcome, node and a run in progress). KIND leads only when
- * HealthChecks are listed, so a khcheck-only cluster prints the table (and scripts read it) as before.
+ * HealthChecks are listed, so a khcheck-only cluster's table (which scripts read) has no KIND column.
  */
 export function statusHeader(wide: boolean, kinds = false): string[] {
   const header = ['CHECK', 'NAMESPACE', 'OK', 'LAST RUN', 'DURATION', 'FAILURES'];

@@ -68,7 +68,7 @@ export type IterationResult =
 /**
  * leaseMs: 150 s, renewed every 60 s (lease-keeper.ts), so a long check costs one lease write a minute and a
  * failed renewal still leaves 90 s to retry in. The price: a runner that is killed has its run adopted up to
- * 150 s later (30 s before), never later than the run's deadline (leaseUntil clamps the lease to it, so a
+ * 150 s later, never later than the run's deadline (leaseUntil clamps the lease to it, so a
  * check shorter than the lease is never renewed at all).
  */
 export const ITERATION_DEFAULTS = { leaseMs: 150_000, keepFinishedPods: 3, maxConflictRetries: 8 } as const;

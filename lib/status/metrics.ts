@@ -157,7 +157,7 @@ export async function renderMetrics(states: readonly KhState[], input: RenderMet
     failures.set(labels, readConsecutiveFailures(state));
     const totals = readTotals(state);
     const lastRunMs = details.LastRun ? Date.parse(details.LastRun) : Number.NaN;
-    // A khstate written before the totals existed (or by v2) still tells when it last passed, if it passes now.
+    // A khstate without totals (v2's, or an older khrun's) still tells when it last passed, if it passes now.
     const lastSuccessMs =
       totals.lastSuccessMs ?? (details.OK && Number.isFinite(lastRunMs) ? lastRunMs : undefined);
     if (lastSuccessMs !== undefined)

@@ -11,7 +11,7 @@ import { checkKey, hasRun, normalizeLastRun } from './status-json.ts';
 export interface PageCheck {
   /** `namespace/name` for a khcheck; `HealthCheck:namespace/name` for a v3 HealthCheck of the same name. */
   key: string;
-  /** Set on a Kuberhealthy v3 HealthCheck only (a khcheck's entry is as it was before v3). */
+  /** Set on a Kuberhealthy v3 HealthCheck only (a khcheck's entry has none). */
   kind?: 'HealthCheck';
   name: string;
   namespace: string;
