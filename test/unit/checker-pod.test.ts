@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { buildCheckerPod, KH_ENV, RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
 import { validateCheck } from '../../lib/check/validate-check.ts';
 import { WriteConflict } from '../../lib/kube/errors.ts';
-import type { AcquireDeps } from '../../lib/run/acquire.ts';
+import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { clearEarlierPods, ensureCheckerPod, removeRunPods } from '../../lib/run/checker-pod.ts';
 import type { EndpointState } from '../../lib/run/endpoint-probe.ts';
 import type { ActiveRun } from '../../lib/state/khstate.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { silentLog } from '../../lib/core/log.ts';
-import type { AcquireDeps } from '../../lib/run/acquire.ts';
+import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { runIteration } from '../../lib/run/iteration.ts';
 import { renewLease } from '../../lib/run/renew-lease.ts';
 import { type ActiveRun, ANNOTATION, newKhState } from '../../lib/state/khstate.ts';

@@ -1,7 +1,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { validateCheck } from '../../lib/check/validate-check.ts';
-import type { AcquireDeps } from '../../lib/run/acquire.ts';
+import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { runDeliveries } from '../../lib/run/deliveries.ts';
 import type { RecordedOutcome } from '../../lib/run/events.ts';
 import { reportInbox } from '../../lib/run/report-inbox.ts';
