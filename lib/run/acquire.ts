@@ -3,8 +3,8 @@ import { podNameFor, RUN_ID_LABEL } from '../check/pod-builder.ts';
 import { shortId } from '../core/ids.ts';
 import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import { type ActiveRun, newKhState, readAcceptedReport } from '../state/khstate.ts';
-import { executionError, type RunOutcome } from '../state/outcome.ts';
-import { OutcomeKind } from '../state/outcome-kind.ts';
+import type { RunOutcome } from '../state/outcome.ts';
+import { reportedOutcome, timedOutOutcome } from '../state/outcomes.ts';
 import { claimRun, recordOutcome } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
@@ -135,28 +135,13 @@ export async function closeStaleRun(
     (p) => p.metadata?.labels?.[RUN_ID_LABEL] === run.uuid,
   );
   const node = pods[0]?.spec?.nodeName ?? '';
-  const outcome: RunOutcome =
+  const outcome =
     report?.uuid === run.uuid
-      ? {
-          kind: report.ok ? OutcomeKind.Succeeded : OutcomeKind.Failed,
-          ok: report.ok,
-          errors: report.errors,
-          node,
-          durationMs: Math.max(0, report.atMs - run.startedAtMs),
-          reportedAtMs: report.atMs,
-        }
-      : {
-          kind: OutcomeKind.TimedOut,
-          ok: false,
-          errors: [
-            executionError(
-              check.namespace,
-              check.name,
-              `timed out waiting for checker pod to report in (runner ${run.runner} stopped before the run's deadline and nobody recorded it)`,
-            ),
-          ],
-          node,
-          durationMs: Math.max(0, run.deadlineMs - run.startedAtMs),
-        };
+      ? reportedOutcome(report, run, node)
+      : timedOutOutcome(
+          check,
+          `runner ${run.runner} stopped before the run's deadline and nobody recorded it`,
+          { node, durationMs: Math.max(0, run.deadlineMs - run.startedAtMs) },
+        );
   return { run, outcome, atMs: nowMs, pods };
 }

@@ -1,7 +1,14 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
-import { executionError, type RunOutcome } from '../state/outcome.ts';
-import { OutcomeKind } from '../state/outcome-kind.ts';
+import type { RunOutcome } from '../state/outcome.ts';
+import {
+  executionErrorOutcome,
+  exitedWithoutReportOutcome,
+  type OutcomeAt,
+  reportedOutcome,
+  skippedOutcome,
+  timedOutOutcome,
+} from '../state/outcomes.ts';
 import type { KhState } from '../state/resources.ts';
 
 export interface RunTimings {
@@ -102,34 +109,20 @@ export function assessRun(o: RunObservation, timings: RunTimings = DEFAULT_TIMIN
 
 const nodeOf = (o: RunObservation) => o.pod?.spec?.nodeName ?? '';
 const elapsedMs = (o: RunObservation) => Math.max(0, o.nowMs - o.run.startedAtMs);
-
-function fail(o: RunObservation, kind: OutcomeKind, reason: string, removePods: boolean): Assessment {
-  return {
-    kind: 'finish',
-    removePods,
-    outcome: {
-      kind,
-      ok: false,
-      errors: [executionError(o.namespace, o.checkName, reason)],
-      node: nodeOf(o),
-      durationMs: elapsedMs(o),
-    },
-  };
-}
+const atNow = (o: RunObservation): OutcomeAt => ({ node: nodeOf(o), durationMs: elapsedMs(o) });
+const checkOf = (o: RunObservation) => ({ namespace: o.namespace, name: o.checkName });
+const finish = (outcome: RunOutcome, removePods: boolean): Assessment => ({
+  kind: 'finish',
+  outcome,
+  removePods,
+});
 
 /** The run's accepted report decides; a pod still running after it gets exitGraceMs to exit by itself. */
 function assessReport(o: RunObservation, timings: RunTimings): Assessment | undefined {
   const { run, pod, nowMs } = o;
   const report = readAcceptedReport(o.state);
   if (!report || report.uuid !== run.uuid) return undefined;
-  const outcome: RunOutcome = {
-    kind: report.ok ? OutcomeKind.Succeeded : OutcomeKind.Failed,
-    ok: report.ok,
-    errors: report.errors,
-    node: nodeOf(o),
-    durationMs: Math.max(0, report.atMs - run.startedAtMs),
-    reportedAtMs: report.atMs,
-  };
+  const outcome = reportedOutcome(report, run, nodeOf(o));
   if (!pod || isPodTerminal(pod)) return { kind: 'finish', outcome, removePods: false };
   const graceEndMs = report.atMs + timings.exitGraceMs;
   if (nowMs >= graceEndMs) return { kind: 'finish', outcome, removePods: true };
@@ -149,18 +142,13 @@ function assessDeletion(o: RunObservation): Assessment | undefined {
     return { kind: 'wait', untilMs: run.deadlineMs };
   }
   if (!deletedByOthers) return undefined;
-  return {
-    kind: 'finish',
-    removePods: false,
-    outcome: {
-      kind: OutcomeKind.Skipped,
-      ok: true,
-      errors: [],
-      node: nodeOf(o),
-      durationMs: elapsedMs(o),
-      note: 'the checker pod was deleted before it reported; no result recorded, the last result stands',
-    },
-  };
+  return finish(
+    skippedOutcome(
+      'the checker pod was deleted before it reported; no result recorded, the last result stands',
+      atNow(o),
+    ),
+    false,
+  );
 }
 
 /** A pod that cannot start fails at once; one that ended without a report, after the late-report grace. */
@@ -168,16 +156,17 @@ function assessPodFailure(o: RunObservation, timings: RunTimings): Assessment | 
   const { pod, run, nowMs } = o;
   if (!pod) return undefined;
   const failure = startFailure(pod);
-  if (failure) return fail(o, OutcomeKind.ExecutionError, failure, true);
+  if (failure) return finish(executionErrorOutcome(checkOf(o), failure, atNow(o)), true);
   if (!isPodTerminal(pod)) return undefined;
   const sinceMs = o.podTerminalSinceMs ?? nowMs;
   const graceEndMs = Math.min(sinceMs + timings.lateReportGraceMs, run.deadlineMs);
-  if (nowMs >= graceEndMs) return fail(o, OutcomeKind.ExecutionError, exitDescription(pod), false);
+  if (nowMs >= graceEndMs)
+    return finish(exitedWithoutReportOutcome(checkOf(o), exitDescription(pod), atNow(o)), false);
   return { kind: 'wait', untilMs: graceEndMs };
 }
 
 function assessDeadline(o: RunObservation): Assessment {
   if (o.nowMs < o.run.deadlineMs) return { kind: 'wait', untilMs: o.run.deadlineMs };
   const progress = describePodProgress(o.pod, o.podSeen);
-  return fail(o, OutcomeKind.TimedOut, `timed out waiting for checker pod to report in (${progress})`, true);
+  return finish(timedOutOutcome(checkOf(o), progress, atNow(o)), true);
 }

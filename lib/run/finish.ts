@@ -2,7 +2,7 @@ import { shortId } from '../core/ids.ts';
 import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import { type AcceptedReport, type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
-import { OutcomeKind } from '../state/outcome-kind.ts';
+import { reportedOutcome } from '../state/outcomes.ts';
 import { claimRun, recordOutcome, storeReport } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import { type Holding, holdingOf } from '../state/run-holder.ts';
@@ -16,14 +16,7 @@ import { announceOutcome } from './announce.ts';
 export function reconcileWithReport(outcome: RunOutcome, state: KhState, run: ActiveRun): RunOutcome {
   const report = readAcceptedReport(state);
   if (!report || report.uuid !== run.uuid || outcome.reportedAtMs !== undefined) return outcome;
-  return {
-    kind: report.ok ? OutcomeKind.Succeeded : OutcomeKind.Failed,
-    ok: report.ok,
-    errors: report.errors,
-    node: outcome.node,
-    durationMs: Math.max(0, report.atMs - run.startedAtMs),
-    reportedAtMs: report.atMs,
-  };
+  return reportedOutcome(report, run, outcome.node);
 }
 
 export type WrittenOutcome =

@@ -3,8 +3,8 @@ import { shortId } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { updateKhStateWithRetry, write } from '../kube/cas.ts';
 import { type ActiveRun, newKhState } from '../state/khstate.ts';
-import { executionError, type RunOutcome } from '../state/outcome.ts';
-import { OutcomeKind } from '../state/outcome-kind.ts';
+import type { RunOutcome } from '../state/outcome.ts';
+import { executionErrorOutcome } from '../state/outcomes.ts';
 import { recordOutcome, recordWithoutRun } from '../state/record.ts';
 import type { KhCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
@@ -26,13 +26,7 @@ export async function recordInvalidCheck(
   opts: { runner: string; maxAttempts: number },
 ): Promise<RunOutcome> {
   const { namespace, name } = source.metadata;
-  const outcome: RunOutcome = {
-    kind: OutcomeKind.ExecutionError,
-    ok: false,
-    errors: [executionError(namespace, name, reason)],
-    node: '',
-    durationMs: 0,
-  };
+  const outcome = executionErrorOutcome({ namespace, name }, reason, { node: '', durationMs: 0 });
   const recorded = await updateKhStateWithRetry<InvalidRecorded>(deps.kube, source.metadata, {
     writer: 'invalid-check',
     maxAttempts: opts.maxAttempts,

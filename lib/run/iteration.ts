@@ -3,8 +3,9 @@ import { validateCheck } from '../check/validate-check.ts';
 import { shortId } from '../core/ids.ts';
 import { type ReportingUrl, reportingUrlFor } from '../report/report-token.ts';
 import { type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
-import { executionError, type RunOutcome } from '../state/outcome.ts';
+import type { RunOutcome } from '../state/outcome.ts';
 import { OutcomeKind } from '../state/outcome-kind.ts';
+import { executionErrorOutcome } from '../state/outcomes.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import { holdingOf } from '../state/run-holder.ts';
 import { acquireRun } from './acquire.ts';
@@ -141,13 +142,10 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
       pods: listed.pods,
     });
     if (pod.kind === 'failed') {
-      const outcome: RunOutcome = {
-        kind: OutcomeKind.ExecutionError,
-        ok: false,
-        errors: [executionError(check.namespace, check.name, pod.reason)],
+      const outcome = executionErrorOutcome(check, pod.reason, {
         node: '',
         durationMs: Math.max(0, deps.clock.nowMs() - run.startedAtMs),
-      };
+      });
       const held = acquired.state;
       const recorded = await finishRun(deps, check, run, outcome, { runner: cfg.runner, maxAttempts, held });
       return { kind: 'recorded', runUuid: run.uuid, outcome: recorded ?? outcome, adopted };

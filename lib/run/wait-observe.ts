@@ -2,7 +2,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
 import { type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
-import { OutcomeKind } from '../state/outcome-kind.ts';
+import { reportedOutcome } from '../state/outcomes.ts';
 import type { KhState } from '../state/resources.ts';
 import { type Holding, holdingOf, lostReason } from '../state/run-holder.ts';
 import { assessRun, isPodTerminal, type RunTimings } from './assess.ts';
@@ -149,14 +149,7 @@ function takeDelivery(ctx: WaitContext, memory: WaitMemory, report: DeliveredRep
   if (memory.delivered || memory.recorded || report.atMs > ctx.run.deadlineMs) return none;
   if (holdingOf(memory.state, ctx.run).kind !== 'held') return none;
   if (readAcceptedReport(memory.state)?.uuid === ctx.run.uuid) return none;
-  const outcome: RunOutcome = {
-    kind: report.ok ? OutcomeKind.Succeeded : OutcomeKind.Failed,
-    ok: report.ok,
-    errors: report.errors,
-    node: memory.pod?.spec?.nodeName ?? '',
-    durationMs: Math.max(0, report.atMs - ctx.run.startedAtMs),
-    reportedAtMs: report.atMs,
-  };
+  const outcome = reportedOutcome(report, ctx.run, memory.pod?.spec?.nodeName ?? '');
   const phases = memory.reportSeen ? [] : ['report received'];
   return {
     memory: { ...memory, delivered: report, reportSeen: true },
