@@ -3,7 +3,7 @@ import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import { type ClosedRun, closeStaleRun } from '../run/acquire.ts';
 import type { AcquireDeps } from '../run/acquire-deps.ts';
 import { announceOutcome } from '../run/announce.ts';
-import { removeCheckerPod } from '../run/remove-pod.ts';
+import { removePodsByUid } from '../run/remove-pod.ts';
 import { readActiveRun } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import { recordOutcome } from '../state/record.ts';
@@ -36,8 +36,7 @@ export async function closeStaleJobRun(
     },
   });
   if (!closed || !outcome) return undefined;
-  for (const pod of closed.pods)
-    await removeCheckerPod(deps, check.namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
+  await removePodsByUid(deps, check.namespace, closed.pods);
   deps.log.info('closed stale khjob run', { run: shortId(closed.run.uuid), outcome: outcome.kind });
   await announceOutcome(deps, check, {
     runUuid: closed.run.uuid,

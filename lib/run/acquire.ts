@@ -10,7 +10,7 @@ import type { KhState, ValidCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
 import { announceOutcome } from './announce.ts';
 import { decideClaim, leaseUntil } from './claim.ts';
-import { removeCheckerPod } from './remove-pod.ts';
+import { removePodsByUid } from './remove-pod.ts';
 
 export type Acquired =
   | { kind: 'owned'; run: ActiveRun; state: KhState; adopted: boolean }
@@ -78,8 +78,7 @@ export async function acquireRun(
     },
   });
   if (closed) {
-    for (const pod of closed.pods)
-      await removeCheckerPod(deps, check.namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
+    await removePodsByUid(deps, check.namespace, closed.pods);
     deps.log.info('closed stale run', { run: shortId(closed.run.uuid), outcome: closed.outcome.kind });
     await announceOutcome(deps, check, {
       runUuid: closed.run.uuid,

@@ -120,15 +120,3 @@ async function createCheckerPod(
   }
   return { kind: 'failed', reason: `failed to create pod for checker: the name ${run.pod} is taken` };
 }
-
-/**
- * Removes every pod of the run, each by its uid (a pod that only shares a name is never hit). Call it only
- * for a run this invocation closed itself (after its outcome was written): the write that closed it is
- * the fence, so no other invocation holds the run any more.
- */
-export async function removeRunPods(deps: AcquireDeps, check: ValidCheck, runUuid: string) {
-  const pods = await deps.kube.listCheckPods(check.namespace, check.name);
-  for (const pod of pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid)) {
-    await removeCheckerPod(deps, check.namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
-  }
-}

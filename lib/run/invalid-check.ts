@@ -1,4 +1,3 @@
-import { RUN_ID_LABEL } from '../check/pod-builder.ts';
 import { shortId } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { updateKhStateWithRetry, write } from '../kube/cas.ts';
@@ -10,7 +9,7 @@ import type { KhCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
 import { announceOutcome } from './announce.ts';
 import { decideClaim } from './claim.ts';
-import { removeCheckerPod } from './remove-pod.ts';
+import { removeRunPods } from './remove-pod.ts';
 
 /**
  * A khcheck whose spec cannot run (a bad duration, no container...) is recorded as an execution error in
@@ -46,7 +45,7 @@ export async function recordInvalidCheck(
       return write(recordWithoutRun(base, outcome, ctx), () => ({ atMs, live, closed: undefined }));
     },
   });
-  if (recorded.closed) await removeClosedRunPods(deps, source, recorded.closed);
+  if (recorded.closed) await removeRunPods(deps, { namespace, name }, recorded.closed.uuid);
   logInvalid(deps.log, reason, recorded);
   await announceOutcome(
     deps,
@@ -62,14 +61,6 @@ interface InvalidRecorded {
   live: boolean;
   /** The orphaned run this write closed. */
   closed: ActiveRun | undefined;
-}
-
-/** The closing write was the fence: the run is closed, so its pods (each by uid) are ours to remove. */
-async function removeClosedRunPods(deps: AcquireDeps, source: KhCheck, run: ActiveRun) {
-  const { namespace, name } = source.metadata;
-  const pods = await deps.kube.listCheckPods(namespace, name);
-  for (const pod of pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === run.uuid))
-    await removeCheckerPod(deps, namespace, pod.metadata?.name ?? '', pod.metadata?.uid);
 }
 
 function logInvalid(log: Log, reason: string, recorded: InvalidRecorded) {

@@ -12,12 +12,13 @@ import { acquireRun } from './acquire.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
 import { DEFAULT_TIMINGS, type RunTimings } from './assess.ts';
 import { awaitOutcome, type WaitResult } from './await-outcome.ts';
-import { clearEarlierPods, ensureCheckerPod, removeRunPods } from './checker-pod.ts';
+import { clearEarlierPods, ensureCheckerPod } from './checker-pod.ts';
 import { runDeliveries } from './deliveries.ts';
 import { CheckNotFoundError } from './errors.ts';
 import { finishRun, releaseRun } from './finish.ts';
 import { awaitHandOver } from './hand-over.ts';
 import { recordInvalidCheck } from './invalid-check.ts';
+import { removeRunPods } from './remove-pod.ts';
 import type { ReportInbox } from './report-inbox.ts';
 
 export interface IterationConfig {
