@@ -5,7 +5,8 @@ import {
   type KubeConfig,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { CHECK_NAME_LABEL } from '../check/pod-builder.ts';
+import { isRunPod } from '../check/run-label.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
 import { oneLine, truncateChars } from '../core/text.ts';
@@ -73,7 +74,7 @@ export function runTimeline(view: DescribeView): { title: string; lines: [number
     add(last.startedAtMs, 'claimed');
     add(last.finishedAtMs, `recorded: ${last.kind}`);
   }
-  const pod = view.pods.find((p) => p.metadata?.labels?.[RUN_ID_LABEL] === uuid);
+  const pod = view.pods.find((p) => isRunPod(p, uuid));
   if (pod) {
     add(ms(pod.metadata?.creationTimestamp), `pod ${pod.metadata?.name} created`);
     const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True');

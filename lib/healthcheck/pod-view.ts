@@ -1,5 +1,6 @@
 import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import { APP_LABEL, APP_LABEL_VALUE, CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { runIdOf } from '../check/run-label.ts';
 import { KH_GROUP, KH_VERSION } from '../state/resources.ts';
 import { HC_API_VERSION, HC_KIND, HC_POD, type HealthCheck } from './resources.ts';
 
@@ -37,7 +38,7 @@ export function v3PodName(builtName: string, checkName: string, runUuid: string)
  */
 export function toV3Pod(pod: V1Pod, hc: HealthCheck, runStartUnix: number): V1Pod {
   const name = hc.metadata.name;
-  const runUuid = pod.metadata?.labels?.[RUN_ID_LABEL] ?? '';
+  const runUuid = runIdOf(pod) ?? '';
   const podMeta = hc.spec.podSpec?.metadata ?? {};
   const spec = { ...pod.spec, containers: pod.spec?.containers ?? [] };
   const restartPolicy = hc.spec.podSpec?.spec?.restartPolicy;

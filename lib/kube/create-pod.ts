@@ -1,5 +1,5 @@
 import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
-import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { isRunPod, runIdOf } from '../check/run-label.ts';
 import { ApiErrorKind, classifyApiError } from './errors.ts';
 import { isTooManyRequests, isTransient, retryTransient, THROTTLED_MS } from './transient.ts';
 
@@ -34,7 +34,7 @@ export async function createPodOnce(core: CoreV1Api, pod: V1Pod): Promise<V1Pod>
   async function madeByUs(core: CoreV1Api, wanted: V1Pod): Promise<V1Pod | undefined> {
     // A list by name: the runner may list and watch pods, not get them (infra/deploy's RBAC).
     const found = await core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${name}` });
-    const run = wanted.metadata?.labels?.[RUN_ID_LABEL];
-    return found.items.find((p) => run !== undefined && p.metadata?.labels?.[RUN_ID_LABEL] === run);
+    const run = runIdOf(wanted);
+    return found.items.find((p) => run !== undefined && isRunPod(p, run));
   }
 }

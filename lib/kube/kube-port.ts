@@ -5,7 +5,8 @@ import {
   setHeaderOptions,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { CHECK_NAME_LABEL } from '../check/pod-builder.ts';
+import { isRunPod, runPodsSelector } from '../check/run-label.ts';
 import {
   KH_GROUP,
   KH_VERSION,
@@ -194,12 +195,12 @@ export function kubePort(kc: KubeConfig): KubePort {
         runListWatch<V1Pod>({
           kc,
           path: `/api/v1/namespaces/${namespace}/pods`,
-          labelSelector: from ? checkPodsSelector(checkName) : `${RUN_ID_LABEL}=${runUuid}`,
+          labelSelector: from ? checkPodsSelector(checkName) : runPodsSelector(runUuid),
           from,
           signal,
           onInterruption,
           onChange: (items) => {
-            pods = [...items.values()].filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid);
+            pods = [...items.values()].filter((p) => isRunPod(p, runUuid));
             podsReady = true;
             emit();
           },

@@ -1,5 +1,5 @@
 import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { runPodsSelector } from '../check/run-label.ts';
 import { retryWithBackoff } from '../core/backoff.ts';
 import { isTransientApiError } from '../kube/errors.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
@@ -32,7 +32,7 @@ export function kubeCallerLookup(
   };
   const live = (p: V1Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
   return {
-    podsByRunId: (uuid) => list({ labelSelector: `${RUN_ID_LABEL}=${uuid}` }),
+    podsByRunId: (uuid) => list({ labelSelector: runPodsSelector(uuid) }),
     async livePodsByIp(ip, how = { wait: true }) {
       if (!IP_SHAPE.test(ip)) return [];
       const waitMs = how.wait ? (opts.ipLookupWaitMs ?? DEFAULT_IP_LOOKUP_WAIT_MS) : 0;

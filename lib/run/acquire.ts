@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { podNameFor, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { podNameFor } from '../check/pod-builder.ts';
+import { isRunPod } from '../check/run-label.ts';
 import { shortId } from '../core/ids.ts';
 import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import { type ActiveRun, newKhState, readAcceptedReport } from '../state/khstate.ts';
@@ -130,8 +131,8 @@ export async function closeStaleRun(
   nowMs: number,
 ): Promise<ClosedRun> {
   const report = readAcceptedReport(state);
-  const pods = (await deps.kube.listCheckPods(check.namespace, check.name)).filter(
-    (p) => p.metadata?.labels?.[RUN_ID_LABEL] === run.uuid,
+  const pods = (await deps.kube.listCheckPods(check.namespace, check.name)).filter((p) =>
+    isRunPod(p, run.uuid),
   );
   const node = pods[0]?.spec?.nodeName ?? '';
   const outcome =

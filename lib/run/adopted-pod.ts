@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { KH_ENV, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { KH_ENV } from '../check/pod-builder.ts';
+import { isRunPod } from '../check/run-label.ts';
 import type { EndpointState } from './endpoint-probe.ts';
 
 /** What an invocation that adopted a run does about the run's checker pod. */
@@ -19,7 +20,7 @@ export type AdoptedPodDecision =
 export function adoptedPodOf(pods: V1Pod[], runUuid: string): V1Pod | undefined {
   const created = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
   return pods
-    .filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid && !p.metadata?.deletionTimestamp)
+    .filter((p) => isRunPod(p, runUuid) && !p.metadata?.deletionTimestamp)
     .sort((a, b) => created(b) - created(a))[0];
 }
 

@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { buildCheckerPod, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { buildCheckerPod } from '../check/pod-builder.ts';
+import { isRunPod } from '../check/run-label.ts';
 import { WriteConflict } from '../kube/errors.ts';
 import type { ActiveRun } from '../state/khstate.ts';
 import type { ValidCheck } from '../state/resources.ts';
@@ -70,7 +71,7 @@ export async function ensureCheckerPod(
     }
   }
   // A name the list shows taken by another run (one started within the same second) is not tried.
-  const others = opts.pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] !== run.uuid);
+  const others = opts.pods.filter((p) => !isRunPod(p, run.uuid));
   const taken = new Set(others.map((p) => p.metadata?.name));
   return createCheckerPod(deps, check, run, opts.reportingUrl, taken);
 }

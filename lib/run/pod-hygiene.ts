@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { CHECK_NAME_LABEL } from '../check/pod-builder.ts';
+import { isRunPod } from '../check/run-label.ts';
 import { KH_GROUP, KH_VERSION } from '../state/resources.ts';
 import { isPodTerminal } from './assess.ts';
 
@@ -22,9 +23,7 @@ export function isKhrunCheckerPod(pod: V1Pod): boolean {
  * keepFinished (kept for debugging). Pods khrun did not create are never removed.
  */
 export function podsToRemove(pods: V1Pod[], currentRunUuid: string, keepFinished: number): V1Pod[] {
-  const others = pods.filter(
-    (p) => isKhrunCheckerPod(p) && p.metadata?.labels?.[RUN_ID_LABEL] !== currentRunUuid,
-  );
+  const others = pods.filter((p) => isKhrunCheckerPod(p) && !isRunPod(p, currentRunUuid));
   const live = others.filter((p) => !isPodTerminal(p) && !p.metadata?.deletionTimestamp);
   const finished = others
     .filter((p) => isPodTerminal(p) && !p.metadata?.deletionTimestamp)

@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { isRunPod } from '../check/run-label.ts';
 import type { Log } from '../core/log.ts';
 import type { PodRemoval } from '../kube/eviction-fallback.ts';
 import type { KubePort } from '../kube/port.ts';
@@ -49,6 +49,6 @@ export async function removeRunPods(
   await removePodsByUid(
     deps,
     check.namespace,
-    pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid),
+    pods.filter((p) => isRunPod(p, runUuid)),
   );
 }

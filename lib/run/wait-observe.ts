@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { isRunPod } from '../check/run-label.ts';
 import { type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import { reportedOutcome } from '../state/outcomes.ts';
@@ -255,7 +255,7 @@ function phaseOf(pod: V1Pod | undefined): string {
  * one is still terminating; among equals, the newest.
  */
 export function pickRunPod(pods: V1Pod[], runUuid: string): V1Pod | undefined {
-  const ofRun = pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid);
+  const ofRun = pods.filter((p) => isRunPod(p, runUuid));
   const created = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
   return ofRun.sort(
     (a, b) =>

@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { isRunPod } from '../check/run-label.ts';
 import { ANNOTATION, readActiveRun } from '../state/khstate.ts';
 import type { KhCheck, KhState } from '../state/resources.ts';
 import { installRef, type KuberhealthyInstall } from './installations.ts';
@@ -79,10 +79,7 @@ export function orphanedPods(state: KhState, pods: readonly V1Pod[], foreignRunn
   const uuid = inFlightRunUuid(state, foreignRunner);
   if (!uuid) return [];
   return pods.filter(
-    (p) =>
-      p.metadata?.labels?.[RUN_ID_LABEL] === uuid &&
-      p.status?.phase !== 'Succeeded' &&
-      p.status?.phase !== 'Failed',
+    (p) => isRunPod(p, uuid) && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed',
   );
 }
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, VersionApi } from '@kubernetes/client-node';
-import { RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
+import { runPodsSelector } from '../../lib/check/run-label.ts';
 import { silentLog } from '../../lib/core/log.ts';
 import { runCheck } from '../../lib/run/invocation.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL } from '../../lib/state/resources.ts';
@@ -97,7 +97,7 @@ export async function measureIteration(
   const core = bench.cluster.kubeConfig.makeApiClient(CoreV1Api);
   const pods = await core.listNamespacedPod({
     namespace: bench.namespace,
-    labelSelector: `${RUN_ID_LABEL}=${result.runUuid}`,
+    labelSelector: runPodsSelector(result.runUuid),
   });
   const pod = pods.items[0];
   const times = containerTimes(pod?.metadata?.uid ?? '');

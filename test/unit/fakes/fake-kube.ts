@@ -1,5 +1,6 @@
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
+import { CHECK_NAME_LABEL } from '../../../lib/check/pod-builder.ts';
+import { isRunPod } from '../../../lib/check/run-label.ts';
 import { WriteConflict } from '../../../lib/kube/errors.ts';
 import type { PodRemoval } from '../../../lib/kube/eviction-fallback.ts';
 import type { KubePort, ListedPods } from '../../../lib/kube/port.ts';
@@ -190,7 +191,7 @@ export class FakeKube implements KubePort {
     const deliver = () => {
       if (signal.aborted) return;
       const pods = [...this.pods.values()]
-        .filter((p) => p.metadata?.namespace === namespace && p.metadata?.labels?.[RUN_ID_LABEL] === runUuid)
+        .filter((p) => p.metadata?.namespace === namespace && isRunPod(p, runUuid))
         .map(copy);
       const state = watchState ? this.states.get(key(namespace, checkName)) : undefined;
       onChange({ pods, state: state ? copy(state) : null });
@@ -260,7 +261,7 @@ export class FakeKube implements KubePort {
   }
 
   podsOfRun(runUuid: string): V1Pod[] {
-    return [...this.pods.values()].filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === runUuid).map(copy);
+    return [...this.pods.values()].filter((p) => isRunPod(p, runUuid)).map(copy);
   }
 
   /** Resolves once test() holds; checked now and after every change the fake sees. */
