@@ -1,5 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../check/pod-builder.ts';
+import { NotFoundError } from '../core/not-found.ts';
 import { WriteConflict } from '../kube/errors.ts';
 import type { KubePort } from '../kube/port.ts';
 import type { KhState } from '../state/resources.ts';
@@ -91,7 +92,9 @@ export function healthCheckPort(api: HealthCheckApi): HealthCheckPort {
     createState(state) {
       // The state is the HealthCheck: there is none to create when the check itself is gone.
       const { namespace, name } = state.metadata;
-      return Promise.reject(new Error(`HealthCheck ${namespace}/${name} no longer exists`));
+      return Promise.reject(
+        new NotFoundError({ resource: 'HealthCheck', namespace, name }, goneMessage(namespace, name)),
+      );
     },
     async replaceState(view, writer) {
       const base = await baseOf(view);
@@ -126,7 +129,8 @@ export function healthCheckPort(api: HealthCheckApi): HealthCheckPort {
       const { namespace = '', labels = {} } = pod.metadata ?? {};
       const name = labels[RUN_ID_LABEL] ? (pod.metadata?.ownerReferences?.[0]?.name ?? '') : '';
       const hc = seen.get(keyOf(namespace, name)) ?? (await readHealthCheck(namespace, name));
-      if (!hc) throw new Error(`HealthCheck ${namespace}/${name} no longer exists`);
+      if (!hc)
+        throw new NotFoundError({ resource: 'HealthCheck', namespace, name }, goneMessage(namespace, name));
       // The claim wrote the run's start as lastRunUnix; v3's createdTime annotation is that start.
       const startUnix = readHealthCheckStatus(hc).lastRunUnix;
       return podViewOf(await api.createPod(toV3Pod(pod, hc, startUnix)));
@@ -167,3 +171,5 @@ export function healthCheckPort(api: HealthCheckApi): HealthCheckPort {
     },
   };
 }
+
+const goneMessage = (namespace: string, name: string) => `HealthCheck ${namespace}/${name} no longer exists`;

@@ -16,9 +16,15 @@ import { healthCheckReportRoute } from './report-route.ts';
 
 /** The HealthCheck named on the command line does not exist: a usage error (exit 2), as for a khcheck. */
 export class HealthCheckNotFoundError extends CheckNotFoundError {
-  constructor(namespace: string, name: string) {
-    super(namespace, name);
-    this.message = `HealthCheck ${namespace}/${name} not found; list them with "kubectl get healthchecks -A" and pass --healthcheck NAME --namespace NS`;
+  override readonly name: string = 'HealthCheckNotFoundError';
+  constructor(namespace: string, name: string, options?: ErrorOptions) {
+    super(
+      namespace,
+      name,
+      'HealthCheck',
+      `HealthCheck ${namespace}/${name} not found; list them with "kubectl get healthchecks -A" and pass --healthcheck NAME --namespace NS`,
+      options,
+    );
   }
 }
 
@@ -108,7 +114,7 @@ export async function runHealthCheck(opts: RunCheckOptions): Promise<IterationRe
     );
   } catch (error) {
     if (error instanceof CheckNotFoundError)
-      throw new HealthCheckNotFoundError(opts.namespace, opts.checkName);
+      throw new HealthCheckNotFoundError(opts.namespace, opts.checkName, { cause: error });
     throw error;
   } finally {
     await server?.close();

@@ -1,4 +1,5 @@
 import { shortId } from '../core/ids.ts';
+import { NotFoundError } from '../core/not-found.ts';
 import type { AcquireDeps } from '../run/acquire-deps.ts';
 import type { EventSink } from '../run/events.ts';
 import type { IterationResult } from '../run/iteration.ts';
@@ -15,13 +16,14 @@ import { advancePhase } from './phase.ts';
 export type JobRunResult = IterationResult | { kind: 'already-ran'; runUuid: string; reason: string };
 
 /** The khjob named on the command line does not exist: a usage error (exit 2). */
-export class JobNotFoundError extends Error {
-  override readonly name = 'JobNotFoundError';
+export class JobNotFoundError extends NotFoundError {
+  override readonly name: string = 'JobNotFoundError';
   constructor(
     readonly namespace: string,
     readonly jobName: string,
   ) {
     super(
+      { resource: 'khjob', namespace, name: jobName },
       `khjob ${namespace}/${jobName} not found; list the khjobs with "kubectl get khjobs -A" and pass --job NAME --namespace NS`,
     );
   }
