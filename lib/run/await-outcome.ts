@@ -35,7 +35,7 @@ export type WaitResult =
   /** The invocation was cancelled or ran out of time budget; the run is left for the next one. */
   | { kind: 'interrupted'; reason: string }
   /** Someone else closed the run, or took it over (taken), while we waited. */
-  | { kind: 'lost'; reason: string; taken: boolean };
+  | { kind: 'superseded'; reason: string; taken: boolean };
 
 export interface AwaitDeps {
   kube: KubePort;
@@ -122,13 +122,13 @@ export async function awaitOutcome(deps: AwaitDeps, target: Target, opts: AwaitO
     renew: async () => {
       const renewal = await renewLease(deps, target, { leaseMs: opts.leaseMs, held });
       // A renewal's own write reaches the wait through the watch: its response may arrive after a newer
-      // version (a report) the watch already delivered, and must not hide it. A lost run is news, though.
+      // version (a report) the watch already delivered, and must not hide it. A superseded run is news, though.
       if (renewal.kind === 'renewed') {
         held = renewal.state;
         return 'renewed';
       }
       loop.observe({ kind: 'state', state: renewal.state, nowMs: deps.clock.nowMs() });
-      return 'lost';
+      return 'superseded';
     },
   });
   const watching = deps.kube

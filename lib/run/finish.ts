@@ -21,7 +21,7 @@ export function reconcileWithReport(outcome: RunOutcome, state: KhState, run: Ac
 
 export type WrittenOutcome =
   | { kind: 'recorded'; outcome: RunOutcome; atMs: number }
-  | { kind: 'lost'; holding: Exclude<Holding, { kind: 'held' }> };
+  | { kind: 'superseded'; holding: Exclude<Holding, { kind: 'held' }> };
 
 export interface FinishOptions {
   runner: string;
@@ -37,7 +37,7 @@ export interface FinishOptions {
 
 /**
  * Records the outcome and releases the claim in one compare-and-swap write, re-reading and deciding again
- * on conflict. Fenced: only while the run is still held by this invocation (run.holder); 'lost' when it is
+ * on conflict. Fenced: only while the run is still held by this invocation (run.holder); 'superseded' when it is
  * not (another invocation closed it, or adopted it and will record it itself). Announces nothing.
  */
 export function writeOutcome(
@@ -54,7 +54,7 @@ export function writeOutcome(
     initial: opts.held,
     decide: (current) => {
       const holding = holdingOf(current, run);
-      if (holding.kind !== 'held') return done({ kind: 'lost', holding });
+      if (holding.kind !== 'held') return done({ kind: 'superseded', holding });
       const state = opts.report
         ? storeReport(holding.state, opts.report, { server: opts.runner })
         : holding.state;

@@ -6,7 +6,7 @@ import type { KhState } from '../state/resources.ts';
 import { tickDelayMs } from './await-outcome.ts';
 
 /**
- * Whether a run this invocation lost to an adopter can still need our report endpoint: not once the run
+ * Whether a run in which this invocation was superseded by an adopter can still need our report endpoint: not once the run
  * is closed, once its report landed, or past its deadline (no report is accepted then). Pure.
  */
 export function handOverDone(state: KhState | null, run: ActiveRun, nowMs: number): boolean {

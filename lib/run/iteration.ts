@@ -197,7 +197,7 @@ async function conclude(
     });
     return { kind: 'interrupted', runUuid: run.uuid, reason: waited.reason };
   }
-  if (waited.kind === 'lost') {
+  if (waited.kind === 'superseded') {
     // Stepping down: no outcome, no pod removed. A taken-over run goes on under its adopter, whose kept pod
     // may still report to the endpoint this process hosts.
     deps.log.warn('stepped down: the run is no longer ours', {

@@ -6,10 +6,10 @@ import { loggableError, WriteConflict } from '../kube/errors.ts';
 export interface LeaseKeeperOptions {
   leaseMs: number;
   /**
-   * Extends the lease once. 'lost': the run is no longer this runner's, so there is nothing left to keep.
+   * Extends the lease once. 'superseded': the run is no longer this runner's, so there is nothing left to keep.
    * Throws when the renewal failed (a write conflict, an unreachable API server): the keeper retries.
    */
-  renew: () => Promise<'renewed' | 'lost'>;
+  renew: () => Promise<'renewed' | 'superseded'>;
   scheduler: Scheduler;
   /** The time leases are written in (the renewals' clock), to tell when the lease lapsed. */
   clock: Clock;
@@ -50,10 +50,10 @@ export function renewIntervalMs(leaseMs: number): number {
  * rhythm resumes. A live runner never lets its lease lapse without saying so: the first failure past the
  * lease's end warns that another invocation may adopt the run, and the renewal that follows re-checks
  * ownership in its own compare-and-swap (renewLease), so it either warns that the run is still ours after a
- * lapse or says 'lost' and the runner steps down. A runner that died stops renewing, so the next invocation
+ * lapse or says 'superseded' and the runner steps down. A runner that died stops renewing, so the next invocation
  * adopts the run.
  *
- * Resolves once the keeper stopped: the signal aborted (or renew() said 'lost') and no renewal is in
+ * Resolves once the keeper stopped: the signal aborted (or renew() said 'superseded') and no renewal is in
  * flight, so the caller that awaits it knows no write of the keeper's lands afterwards.
  */
 export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
@@ -84,7 +84,7 @@ export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
       try {
         const renewal = await opts.renew();
         const lapsedForMs = opts.clock.nowMs() - heldUntilMs;
-        if (renewal === 'lost') {
+        if (renewal === 'superseded') {
           if (lapsedForMs > 0)
             log.warn('lease lapsed and the run is no longer ours: stepping down', { lapsedForMs });
           return undefined;

@@ -15,7 +15,7 @@ export type LeaseRenewal =
    * The run is no longer this invocation's: closed (or the khstate is gone), or taken over by another
    * invocation that adopted it; nothing was written.
    */
-  | { kind: 'not-ours'; state: KhState | null; holding: Exclude<Holding, { kind: 'held' }> };
+  | { kind: 'superseded'; state: KhState | null; holding: Exclude<Holding, { kind: 'held' }> };
 
 /** Conflicts one renewal absorbs before it fails (and the lease keeper retries it). */
 export const LEASE_MAX_ATTEMPTS = 8;
@@ -25,7 +25,7 @@ export const LEASE_MAX_ATTEMPTS = 8;
  * wrote since): while the khstate's active run is still this
  * one AND held by this invocation (run.holder), writes it back held until now + leaseMs (never past the
  * deadline); a conflict (a report, most likely) reads again. A run another invocation adopted is never
- * taken back: that is 'not-ours', and the caller steps down. The writer is 'lease' (user agent
+ * taken back: that is 'superseded', and the caller steps down. The writer is 'lease' (user agent
  * khrun/lease), so the audit log attributes it. Throws RetriesExhausted after LEASE_MAX_ATTEMPTS conflicts.
  */
 export function renewLease(
@@ -50,7 +50,7 @@ export function renewLease(
       log: deps.log,
       decide: (current) => {
         const holding = holdingOf(current, target.run);
-        if (holding.kind !== 'held') return done({ kind: 'not-ours', state: current, holding });
+        if (holding.kind !== 'held') return done({ kind: 'superseded', state: current, holding });
         const renewed: ActiveRun = {
           ...holding.active,
           leaseUntilMs: leaseUntil(deps.clock.nowMs(), opts.leaseMs, target.run.deadlineMs),

@@ -4,7 +4,7 @@ import { type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import { reportedOutcome } from '../state/outcomes.ts';
 import type { KhState } from '../state/resources.ts';
-import { type Holding, holdingOf, lostReason } from '../state/run-holder.ts';
+import { type Holding, holdingOf, supersededReason } from '../state/run-holder.ts';
 import { assessRun, isPodTerminal, type RunTimings } from './assess.ts';
 import type { DeliveredReport } from './report-inbox.ts';
 
@@ -43,7 +43,7 @@ export interface WaitMemory {
 export type RecordResult =
   | { kind: 'recorded'; outcome: RunOutcome }
   /** The run was no longer this invocation's: nothing was written. */
-  | { kind: 'lost'; holding: Exclude<Holding, { kind: 'held' }> }
+  | { kind: 'superseded'; holding: Exclude<Holding, { kind: 'held' }> }
   /** The write failed (an unreachable API server, conflicts without end): the report goes the usual way. */
   | { kind: 'failed' };
 
@@ -73,7 +73,7 @@ export type WaitDecision =
    * The run is no longer this invocation's: closed by someone else, or taken over (adopted) by another
    * invocation after this one's lease lapsed (taken: true; the run goes on, under its new holder).
    */
-  | { kind: 'lost'; reason: string; taken: boolean }
+  | { kind: 'superseded'; reason: string; taken: boolean }
   | { kind: 'interrupted'; reason: string }
   /** Nothing is final yet; observe again at untilMs at the latest (a watch event may come sooner). */
   | { kind: 'wait-until'; untilMs: number }
@@ -107,7 +107,7 @@ export function initialWaitMemory(state: KhState | null, podExists: boolean): Wa
 /**
  * The wait as a reducer: from what it remembers and one new observation, the next memory and what to do.
  * Pure (time comes in the observation), level-based (every observation re-decides from the whole memory),
- * and final decisions are given once: after finish, lost or interrupted, every observation yields none.
+ * and final decisions are given once: after finish, superseded or interrupted, every observation yields none.
  */
 export function observeWait(ctx: WaitContext, memory: WaitMemory, o: WaitObservation): WaitStep {
   if (memory.over) return { memory, decision: { kind: 'none' }, phases: [] };
@@ -158,13 +158,16 @@ function takeDelivery(ctx: WaitContext, memory: WaitMemory, report: DeliveredRep
   };
 }
 
-/** The record write ended: the pod's exit grace begins, the run was lost, or the wait goes on as before. */
+/** The record write ended: the pod's exit grace begins, the run was superseded, or the wait goes on as before. */
 function afterRecord(ctx: WaitContext, memory: WaitMemory, result: RecordResult, nowMs: number): WaitStep {
   const reportAtMs = memory.delivered?.atMs ?? nowMs;
   const next: WaitMemory = { ...memory, delivered: undefined };
-  if (result.kind === 'lost') {
+  if (result.kind === 'superseded') {
     const taken = result.holding.kind === 'taken';
-    return final({ memory: next, phases: [] }, { kind: 'lost', reason: lostReason(result.holding), taken });
+    return final(
+      { memory: next, phases: [] },
+      { kind: 'superseded', reason: supersededReason(result.holding), taken },
+    );
   }
   if (result.kind === 'recorded') next.recorded = { outcome: result.outcome, reportAtMs };
   return decide(ctx, next, nowMs);
@@ -197,8 +200,12 @@ function decide(ctx: WaitContext, memory: WaitMemory, nowMs: number): WaitStep {
   if (memory.delivered) return { memory, decision: { kind: 'none' }, phases: [] };
   const holding = holdingOf(memory.state, run);
   if (holding.kind !== 'held') {
-    const lost = { kind: 'lost', reason: lostReason(holding), taken: holding.kind === 'taken' } as const;
-    return final({ memory, phases: [] }, lost);
+    const superseded = {
+      kind: 'superseded',
+      reason: supersededReason(holding),
+      taken: holding.kind === 'taken',
+    } as const;
+    return final({ memory, phases: [] }, superseded);
   }
   if (!memory.primed && nowMs < run.deadlineMs) {
     // Nothing is decided before the first consistent view of pod and khstate; only the deadline stands.

@@ -29,7 +29,7 @@ export function holdingOf(state: KhState | null, ours: ActiveRun): Holding {
 }
 
 /** Why a runner stepped down, in the words its result and log use. */
-export function lostReason(holding: Exclude<Holding, { kind: 'held' }>): string {
+export function supersededReason(holding: Exclude<Holding, { kind: 'held' }>): string {
   return holding.kind === 'closed'
     ? 'the run was closed by another invocation'
     : `the run was taken over by runner ${holding.by} after this runner's lease lapsed`;

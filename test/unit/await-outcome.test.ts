@@ -193,7 +193,7 @@ describe('awaitOutcome', () => {
     await h.kube.until(() => h.kube.watching === 1);
     h.kube.putState(stateWith(null));
     expect(await waiting).toEqual({
-      kind: 'lost',
+      kind: 'superseded',
       reason: 'the run was closed by another invocation',
       taken: false,
     });
@@ -211,7 +211,7 @@ describe('awaitOutcome', () => {
       leaseUntilMs: T0 + 99_000,
     };
     h.kube.putState(stateWith(adopted));
-    expect(await waiting).toMatchObject({ kind: 'lost', taken: true });
+    expect(await waiting).toMatchObject({ kind: 'superseded', taken: true });
     expect(readActiveRun(h.kube.state(NS, NAME) ?? null)).toEqual(adopted);
     expect(h.leftBehind()).toEqual(NOTHING);
   });
@@ -225,7 +225,7 @@ describe('awaitOutcome', () => {
     await settle();
     expect(h.result()).toBeUndefined();
     await h.scheduler.runNext();
-    expect(await waiting).toMatchObject({ kind: 'lost' });
+    expect(await waiting).toMatchObject({ kind: 'superseded' });
     expect(h.leftBehind()).toEqual(NOTHING);
   });
 

@@ -4,7 +4,7 @@ import { WriteConflict } from '../../lib/kube/errors.ts';
 import { type LeaseKeeperOptions, startLeaseKeeper } from '../../lib/run/lease-keeper.ts';
 import { ManualScheduler, settle } from './fakes/manual-scheduler.ts';
 
-type Answer = 'renewed' | 'lost' | Error;
+type Answer = 'renewed' | 'superseded' | Error;
 
 /** A keeper whose renew() answers from a script (the last answer repeats), with its scheduler and logs. */
 function keeper(answers: Answer[], over: Partial<LeaseKeeperOptions> = {}) {
@@ -134,7 +134,7 @@ describe('startLeaseKeeper', () => {
   });
 
   it('stops by itself once the run is lost', async () => {
-    const k = keeper(['renewed', 'lost']);
+    const k = keeper(['renewed', 'superseded']);
     await renewTimes(k, 2);
     await k.keeping;
     expect(k.renewals()).toBe(2);
@@ -190,7 +190,10 @@ describe('startLeaseKeeper', () => {
   });
 
   it('says so when the lease lapsed and the renewal found the run taken: stepping down', async () => {
-    const k = keeper([new Error('down'), new Error('down'), 'lost'], { leaseMs: 2_000, heldUntilMs: 1_050 });
+    const k = keeper([new Error('down'), new Error('down'), 'superseded'], {
+      leaseMs: 2_000,
+      heldUntilMs: 1_050,
+    });
     await renewTimes(k, 3);
     await k.keeping;
     expect(k.warned.at(-1)).toBe('lease lapsed and the run is no longer ours: stepping down');

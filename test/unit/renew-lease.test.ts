@@ -59,11 +59,11 @@ describe('renewLease', () => {
       stored: stateWith({ ...RUN, holder: 'runner-a/invocation-2' }),
       holding: { kind: 'taken', by: 'runner-a' },
     },
-  ])('writes nothing and says not-ours when $name', async ({ stored, holding }) => {
+  ])('writes nothing and says superseded when $name', async ({ stored, holding }) => {
     const kube = new FakeKube();
     if (stored) kube.putState(stored);
     const renewal = await renewLease({ kube, clock: at(T0) }, TARGET, { leaseMs: 30_000 });
-    expect(renewal).toEqual({ kind: 'not-ours', state: kube.state(NS, NAME) ?? null, holding });
+    expect(renewal).toEqual({ kind: 'superseded', state: kube.state(NS, NAME) ?? null, holding });
     expect(kube.calls.replaceState).toBe(0);
   });
 

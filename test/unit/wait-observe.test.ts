@@ -133,7 +133,7 @@ describe('observeWait: what to do next', () => {
       name: 'a khstate whose active run is another is lost, even before the first view',
       memory: initialWaitMemory(LIVE, true),
       observation: view(T0, [pod('Running')], stateWith({ ...RUN, uuid: OTHER })),
-      decision: { kind: 'lost', reason: 'the run was closed by another invocation', taken: false },
+      decision: { kind: 'superseded', reason: 'the run was closed by another invocation', taken: false },
       phases: [],
     },
     {
@@ -145,7 +145,7 @@ describe('observeWait: what to do next', () => {
         stateWith({ ...RUN, runner: 'runner-b', holder: 'runner-b/invocation-9' }),
       ),
       decision: {
-        kind: 'lost',
+        kind: 'superseded',
         reason: "the run was taken over by runner runner-b after this runner's lease lapsed",
         taken: true,
       },
@@ -155,14 +155,14 @@ describe('observeWait: what to do next', () => {
       name: 'a khstate without an active run is lost',
       memory: WATCHING,
       observation: view(T0 + 5_000, [pod('Running')], stateWith(null)),
-      decision: { kind: 'lost' },
+      decision: { kind: 'superseded' },
       phases: [],
     },
     {
       name: 'a fresh read that finds no khstate at all is lost',
       memory: WATCHING,
       observation: { kind: 'state', state: null, nowMs: T0 + 5_000 },
-      decision: { kind: 'lost' },
+      decision: { kind: 'superseded' },
       phases: [],
     },
     {
@@ -407,10 +407,10 @@ describe('observeWait: a report delivered in-process', () => {
     const first = observeWait(CTX, primed(), delivered(T0 + 2_000));
     const lost = observeWait(CTX, first.memory, {
       kind: 'recorded',
-      result: { kind: 'lost', holding: { kind: 'taken', by: 'runner-b' } },
+      result: { kind: 'superseded', holding: { kind: 'taken', by: 'runner-b' } },
       nowMs: T0 + 2_050,
     });
-    expect(lost.decision).toMatchObject({ kind: 'lost', taken: true });
+    expect(lost.decision).toMatchObject({ kind: 'superseded', taken: true });
     const failed = observeWait(CTX, first.memory, {
       kind: 'recorded',
       result: { kind: 'failed' },
