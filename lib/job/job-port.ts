@@ -1,4 +1,4 @@
-import type { KubePort } from '../kube/port.ts';
+import type { KubePort, StateWriteIntent } from '../kube/port.ts';
 import { readActiveRun } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import { asJobPod, asJobState, startsSecondRun } from './job-writes.ts';
@@ -23,8 +23,9 @@ export class SecondJobRunRefused extends Error {
  * - labels every khstate write as a khjob's and words its errors as v2 does for khjobs;
  * - refuses a khstate write that would start the khjob's run a second time: the run is named by the khjob
  *   (its uid), so this check sits on the compare-and-swap write itself and no race can slip past it;
- * - calls afterClaim once a claim write holding the khjob's run landed (the phase moves to Running then,
- *   so a run refused or found busy never marks the khjob).
+ * - calls afterClaim once a write whose intent is 'claim' (the writer is only the audit label) holding the
+ *   khjob's run landed (the phase moves to Running then, so a run refused or found busy never marks the
+ *   khjob).
  */
 export function jobKubePort(
   base: KubePort,
@@ -38,8 +39,8 @@ export function jobKubePort(
     if (startsSecondRun(state, runUuid)) throw new SecondJobRunRefused(target);
     return asJobState(state);
   };
-  const claimed = async (written: KhState, writer: string | undefined) => {
-    if (writer === 'claim' && readActiveRun(written)?.uuid === runUuid) await afterClaim();
+  const claimed = async (written: KhState, intent: StateWriteIntent | undefined) => {
+    if (intent === 'claim' && readActiveRun(written)?.uuid === runUuid) await afterClaim();
     return written;
   };
   // Delegation by name, not by spread: a port may be a class instance whose methods are not own properties.
@@ -55,8 +56,10 @@ export function jobKubePort(
       // Deleted, or deleted and applied again (a new run of its own): this run's khjob is gone.
       return current && current.metadata.uid === job.metadata.uid ? jobAsCheck(current) : null;
     },
-    createState: async (state, writer) => claimed(await base.createState(guarded(state), writer), writer),
-    replaceState: async (state, writer) => claimed(await base.replaceState(guarded(state), writer), writer),
+    createState: async (state, writer, intent) =>
+      claimed(await base.createState(guarded(state), writer, intent), intent),
+    replaceState: async (state, writer, intent) =>
+      claimed(await base.replaceState(guarded(state), writer, intent), intent),
     createPod: (pod) => base.createPod(asJobPod(pod, job)),
   };
 }

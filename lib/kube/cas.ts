@@ -1,6 +1,7 @@
 import type { Log } from '../core/log.ts';
 import type { KhState } from '../state/resources.ts';
 import { statusCodeOf, WriteConflict } from './errors.ts';
+import type { StateWriteIntent } from './port.ts';
 
 /**
  * A compare-and-swap loop gave up: every attempt's write met a newer resourceVersion. The object is left
@@ -92,24 +93,28 @@ function isGone(error: unknown): boolean {
 /** The khstate writes a CAS loop needs; KubePort and the tick's port both have them. */
 export interface KhStateStore {
   readState(namespace: string, name: string): Promise<KhState | null>;
-  createState(state: KhState, writer?: string): Promise<KhState>;
-  replaceState(state: KhState, writer?: string): Promise<KhState>;
+  createState(state: KhState, writer?: string, intent?: StateWriteIntent): Promise<KhState>;
+  replaceState(state: KhState, writer?: string, intent?: StateWriteIntent): Promise<KhState>;
 }
 
 /**
  * updateWithRetry on one khstate: reads it from store, creates it when decide writes on a missing one,
- * else replaces it with the resourceVersion as precondition; every write carries the loop's name.
+ * else replaces it with the resourceVersion as precondition; every write carries the loop's name (for the
+ * audit log) and its intent (for the store: 'update' unless the loop says otherwise).
  */
 export function updateKhStateWithRetry<R>(
   store: KhStateStore,
   ref: { namespace: string; name: string },
-  loop: Pick<CasLoop<KhState, R>, 'writer' | 'maxAttempts' | 'decide' | 'initial' | 'log'>,
+  loop: Pick<CasLoop<KhState, R>, 'writer' | 'maxAttempts' | 'decide' | 'initial' | 'log'> & {
+    intent?: StateWriteIntent;
+  },
 ): Promise<R> {
+  const intent = loop.intent ?? 'update';
   return updateWithRetry({
     ...loop,
     target: `${ref.namespace}/${ref.name}`,
     read: () => store.readState(ref.namespace, ref.name),
     persist: (next, current) =>
-      current ? store.replaceState(next, loop.writer) : store.createState(next, loop.writer),
+      current ? store.replaceState(next, loop.writer, intent) : store.createState(next, loop.writer, intent),
   });
 }

@@ -2,6 +2,14 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { KhCheck, KhState } from '../state/resources.ts';
 import type { PodRemoval } from './eviction-fallback.ts';
 
+/**
+ * What a khstate write does, as its caller declares it: 'claim' takes the check's run slot for this
+ * invocation (a new run, an adopted one, or a stale run closed and a new one claimed in the same write);
+ * 'update' (the default) is any other write. An adapter that acts on a write (a khjob moves to Running
+ * once its run is claimed) reads this, never the writer, which only names the loop for the audit log.
+ */
+export type StateWriteIntent = 'claim' | 'update';
+
 /** A check's pods as one list returned them, and the resourceVersion that list is current at. */
 export interface ListedPods {
   pods: V1Pod[];
@@ -19,11 +27,11 @@ export interface KubePort {
   /**
    * Creates the khstate; throws WriteConflict when it already exists. writer names the loop that writes
    * ('claim', 'record', 'report', ...); it travels as the request's user agent, so the API server's audit
-   * log attributes each attempt to its loop.
+   * log attributes each attempt to its loop (audit only: adapters decide on intent, never on writer).
    */
-  createState(state: KhState, writer?: string): Promise<KhState>;
+  createState(state: KhState, writer?: string, intent?: StateWriteIntent): Promise<KhState>;
   /** Replaces the khstate with metadata.resourceVersion as precondition; throws WriteConflict on 409. */
-  replaceState(state: KhState, writer?: string): Promise<KhState>;
+  replaceState(state: KhState, writer?: string, intent?: StateWriteIntent): Promise<KhState>;
   deleteState(namespace: string, name: string, resourceVersion: string): Promise<void>;
   /** Checker pods of a check, by the kuberhealthy-check-name label. */
   listCheckPods(namespace: string, checkName: string): Promise<V1Pod[]>;

@@ -47,6 +47,7 @@ export async function acquireRun(
   let closed: ClosedRun | undefined;
   const acquired = await updateKhStateWithRetry<Acquired>(deps.kube, check, {
     writer: 'claim',
+    intent: 'claim',
     maxAttempts: opts.maxAttempts,
     log: deps.log,
     decide: async (state) => {

@@ -7,13 +7,21 @@ import { asJobPod } from '../../lib/job/job-writes.ts';
 import { jobAsCheck, type KhJob } from '../../lib/job/khjob.ts';
 import { runKhJob } from '../../lib/job/run-khjob.ts';
 import { WriteConflict } from '../../lib/kube/errors.ts';
+import type { StateWriteIntent } from '../../lib/kube/port.ts';
 import { acquireRun } from '../../lib/run/acquire.ts';
 import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { finishRun } from '../../lib/run/finish.ts';
 import type { IterationResult } from '../../lib/run/iteration.ts';
-import { type ActiveRun, ANNOTATION, readActiveRun, readLastOutcome } from '../../lib/state/khstate.ts';
+import {
+  type ActiveRun,
+  ANNOTATION,
+  newKhState,
+  readActiveRun,
+  readLastOutcome,
+} from '../../lib/state/khstate.ts';
 import type { RunOutcome } from '../../lib/state/outcome.ts';
 import { OutcomeKind } from '../../lib/state/outcome-kind.ts';
+import { claimRun } from '../../lib/state/record.ts';
 import { isJobState } from '../../lib/state/workload.ts';
 import { FakeKube } from './fakes/fake-kube.ts';
 
@@ -232,6 +240,36 @@ describe("the khjob's port", () => {
       }),
     ).rejects.toBeInstanceOf(SecondJobRunRefused);
     expect(h.kube.stateHistory.length).toBe(writes);
+  });
+
+  it.each<[string, string, StateWriteIntent | undefined, string, number]>([
+    ["a claim of the khjob's run", 'claim', 'claim', UID, 1],
+    ["a write labelled 'claim' that does not declare the intent", 'claim', undefined, UID, 0],
+    ["an update of the khjob's run", 'lease', 'update', UID, 0],
+    ['a claim of another run', 'claim', 'claim', 'another-run', 0],
+  ])('moves the khjob on only after a claim of its run: %s', async (_, writer, intent, runUuid, claims) => {
+    const kube = new FakeKube();
+    let afterClaim = 0;
+    const port = jobKubePort(
+      kube,
+      khjob(),
+      async () => khjob(),
+      async () => {
+        afterClaim++;
+      },
+    );
+    const run: ActiveRun = {
+      uuid: runUuid,
+      startedAtMs: T0,
+      deadlineMs: T0 + 120_000,
+      pod: `${NAME}-1`,
+      runner: 'r',
+      holder: 'r/1',
+      leaseUntilMs: T0 + 30_000,
+    };
+    const created = await port.createState(claimRun(newKhState(NAME, NS), run), writer, intent);
+    await port.replaceState(created, writer, intent);
+    expect(afterClaim).toBe(2 * claims);
   });
 
   it("makes the checker pod the khjob's: owner KuberhealthyJob, workload label", () => {
