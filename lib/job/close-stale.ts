@@ -1,12 +1,8 @@
-import { shortId } from '../core/ids.ts';
 import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
-import { type ClosedRun, closeStaleRun } from '../run/acquire.ts';
+import { type ClosedRun, closeStale, settleClosedRun } from '../run/acquire.ts';
 import type { AcquireDeps } from '../run/acquire-deps.ts';
-import { announceOutcome } from '../run/announce.ts';
-import { removePodsByUid } from '../run/remove-pod.ts';
 import { readActiveRun } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
-import { recordOutcome } from '../state/record.ts';
 import type { ValidCheck } from '../state/resources.ts';
 
 /**
@@ -30,19 +26,12 @@ export async function closeStaleJobRun(
       const run = readActiveRun(state);
       const nowMs = deps.clock.nowMs();
       if (!state || run?.uuid !== opts.runUuid || nowMs < run.deadlineMs) return done(undefined);
-      closed = await closeStaleRun(deps, check, state, run, nowMs);
-      const next = recordOutcome(state, run, closed.outcome, { nowMs, runner: opts.runner });
-      return write(next, () => closed?.outcome);
+      const stale = await closeStale(deps, check, state, run, { nowMs, runner: opts.runner });
+      closed = stale.closed;
+      return write(stale.next, () => stale.closed.outcome);
     },
   });
   if (!closed || !outcome) return undefined;
-  await removePodsByUid(deps, check.namespace, closed.pods);
-  deps.log.info('closed stale khjob run', { run: shortId(closed.run.uuid), outcome: outcome.kind });
-  await announceOutcome(deps, check, {
-    runUuid: closed.run.uuid,
-    outcome,
-    atMs: closed.atMs,
-    runner: opts.runner,
-  });
+  await settleClosedRun(deps, check, closed, { runner: opts.runner, message: 'closed stale khjob run' });
   return outcome;
 }

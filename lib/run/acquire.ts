@@ -6,7 +6,7 @@ import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import { type ActiveRun, newKhState, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import { reportedOutcome, timedOutOutcome } from '../state/outcomes.ts';
-import { claimRun, recordOutcome } from '../state/record.ts';
+import { claimRun, type RecordContext, recordOutcome } from '../state/record.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
 import { announceOutcome } from './announce.ts';
@@ -68,30 +68,53 @@ export async function acquireRun(
       }
       let base = state ?? newKhState(check.name, check.namespace);
       if (decision.kind === 'close-stale') {
-        closed = await closeStaleRun(deps, check, base, decision.run, nowMs);
-        base = recordOutcome(base, closed.run, closed.outcome, {
-          nowMs,
-          runner: opts.runner,
-          runIntervalMs: check.runIntervalMs,
-        });
+        const ctx = { nowMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
+        ({ closed, next: base } = await closeStale(deps, check, base, decision.run, ctx));
       }
       const run = newRun(deps, check, nowMs, opts);
       return write(claimRun(base, run), (written) => owned(run, written, false));
     },
   });
-  if (closed) {
-    await removePodsByUid(deps, check.namespace, closed.pods);
-    deps.log.info('closed stale run', { run: shortId(closed.run.uuid), outcome: closed.outcome.kind });
-    await announceOutcome(deps, check, {
-      runUuid: closed.run.uuid,
-      outcome: closed.outcome,
-      atMs: closed.atMs,
-      runner: opts.runner,
-    });
-  }
+  if (closed)
+    await settleClosedRun(deps, check, closed, { runner: opts.runner, message: 'closed stale run' });
   if (acquired.kind === 'owned' && acquired.adopted)
     deps.log.info('adopted run', { run: shortId(acquired.run.uuid) });
   return acquired;
+}
+
+/**
+ * A stale run closed in the khstate the caller writes next: its outcome (closeStaleRun) recorded on base
+ * with ctx. Write `next` in one compare-and-swap write; once it landed, call settleClosedRun.
+ */
+export async function closeStale(
+  deps: AcquireDeps,
+  check: ValidCheck,
+  base: KhState,
+  run: ActiveRun,
+  ctx: RecordContext,
+): Promise<{ closed: ClosedRun; next: KhState }> {
+  const closed = await closeStaleRun(deps, check, base, run, ctx.nowMs);
+  return { closed, next: recordOutcome(base, closed.run, closed.outcome, ctx) };
+}
+
+/**
+ * After the write that closed a stale run landed (never for a write that lost its race): its pods are
+ * removed, each by uid, one log line says so (message), and the outcome is announced.
+ */
+export async function settleClosedRun(
+  deps: AcquireDeps,
+  check: ValidCheck,
+  closed: ClosedRun,
+  opts: { runner: string; message: string },
+): Promise<void> {
+  await removePodsByUid(deps, check.namespace, closed.pods);
+  deps.log.info(opts.message, { run: shortId(closed.run.uuid), outcome: closed.outcome.kind });
+  await announceOutcome(deps, check, {
+    runUuid: closed.run.uuid,
+    outcome: closed.outcome,
+    atMs: closed.atMs,
+    runner: opts.runner,
+  });
 }
 
 const owned = (run: ActiveRun, state: KhState, adopted: boolean): Acquired => ({
@@ -124,7 +147,7 @@ function newRun(
  * report if there was one, else a timeout. Its pods are listed here and removed once the closing write
  * landed (never for a write that lost its race).
  */
-export async function closeStaleRun(
+async function closeStaleRun(
   deps: AcquireDeps,
   check: ValidCheck,
   state: KhState,
