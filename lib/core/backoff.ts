@@ -1,5 +1,39 @@
 import { abortableDelay } from './abort.ts';
 
+/** A capped exponential backoff: the first delay, and the cap every later doubling stops at. */
+export interface BackoffPolicy {
+  initialMs: number;
+  maxMs: number;
+}
+
+/**
+ * The delays of one retry loop: next() gives initialMs, then twice the last delay, never more than maxMs
+ * after the first; reset() starts over (a loop that made progress). Every backoff in lib/ counts its
+ * delays with it; what a loop adds (jitter, Retry-After, its deadline) stays in the loop.
+ */
+export class Backoff {
+  private nextMs: number;
+  constructor(private readonly policy: BackoffPolicy) {
+    this.nextMs = policy.initialMs;
+  }
+  /** The delay to wait now; the following one doubles, up to maxMs. */
+  next(): number {
+    const delayMs = this.nextMs;
+    this.nextMs = Math.min(this.nextMs * 2, this.policy.maxMs);
+    return delayMs;
+  }
+  /** The delay next() will give, without taking it. */
+  peek(): number {
+    return this.nextMs;
+  }
+  reset(): void {
+    this.nextMs = this.policy.initialMs;
+  }
+}
+
+/** How the report paths wait for an API server that is unavailable: 250 ms, doubling, at most 2 s. */
+export const API_OUTAGE_BACKOFF: BackoffPolicy = { initialMs: 250, maxMs: 2_000 };
+
 export interface BackoffOptions {
   initialMs: number;
   maxMs: number;
@@ -21,7 +55,7 @@ export async function retryWithBackoff<T>(
   opts: BackoffOptions,
 ): Promise<T> {
   const now = opts.now ?? Date.now;
-  let delayMs = opts.initialMs;
+  const backoff = new Backoff(opts);
   let lastError: unknown;
   for (;;) {
     try {
@@ -34,7 +68,6 @@ export async function retryWithBackoff<T>(
     if (remainingMs <= 0) {
       throw new Error(`timed out waiting for ${what}`, { cause: lastError });
     }
-    await abortableDelay(Math.min(delayMs, remainingMs), opts.signal);
-    delayMs = Math.min(delayMs * 2, opts.maxMs);
+    await abortableDelay(Math.min(backoff.next(), remainingMs), opts.signal);
   }
 }

@@ -1,5 +1,6 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import { abortableDelay } from '../core/abort.ts';
+import { Backoff } from '../core/backoff.ts';
 import { redactUrlQueries, statusCodeOf } from './errors.ts';
 import {
   kubeListWatchTransport,
@@ -51,14 +52,12 @@ const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metad
 export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOptions<T>): Promise<void> {
   const transport = opts.transport ?? kubeListWatchTransport<T>(opts.kc);
   const delay = opts.delay ?? abortableDelay;
-  const initialMs = opts.initialBackoffMs ?? 100;
-  const maxMs = opts.maxBackoffMs ?? 5_000;
+  const backoff = new Backoff({ initialMs: opts.initialBackoffMs ?? 100, maxMs: opts.maxBackoffMs ?? 5_000 });
   const selectors: Selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
   const cursor: Cursor<T> = {
     items: new Map((opts.from?.items ?? []).map((o) => [keyOf(o), o])),
     resourceVersion: opts.from?.resourceVersion,
   };
-  let backoffMs = initialMs;
   if (opts.from && !opts.signal.aborted) opts.onChange(cursor.items);
 
   while (!opts.signal.aborted) {
@@ -69,9 +68,7 @@ export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOp
         cursor.resourceVersion = list.metadata?.resourceVersion;
         opts.onChange(cursor.items);
       }
-      const end = await watchOnce(transport, opts, selectors, cursor, () => {
-        backoffMs = initialMs;
-      });
+      const end = await watchOnce(transport, opts, selectors, cursor, () => backoff.reset());
       if (opts.signal.aborted) return;
       if (end.kind === 'closed') continue;
       if (end.kind === 'gone') {
@@ -84,10 +81,9 @@ export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOp
       if (opts.signal.aborted) return;
       if (statusCodeOf(error) === 410) cursor.resourceVersion = undefined;
       opts.onInterruption?.(
-        `watch of ${opts.path} interrupted: ${describe(error)}; retrying in ${backoffMs} ms`,
+        `watch of ${opts.path} interrupted: ${describe(error)}; retrying in ${backoff.peek()} ms`,
       );
-      await delay(backoffMs, opts.signal).catch(() => undefined);
-      backoffMs = Math.min(backoffMs * 2, maxMs);
+      await delay(backoff.next(), opts.signal).catch(() => undefined);
     }
   }
 }

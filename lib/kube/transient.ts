@@ -1,4 +1,5 @@
 import { abortableDelay } from '../core/abort.ts';
+import { Backoff } from '../core/backoff.ts';
 import { ApiErrorKind, classifyApiError } from './errors.ts';
 
 /** Errors worth another try: the API server asked to back off (429, e.g. "storage is (re)initializing"
@@ -84,7 +85,7 @@ export async function retryTransient<T>(
   const startMs = now();
   const totalMs = opts.totalMs ?? 15_000;
   const throttledMs = Math.max(totalMs, opts.throttledMs ?? totalMs);
-  let delayMs = opts.initialMs ?? 200;
+  const backoff = new Backoff({ initialMs: opts.initialMs ?? 200, maxMs: opts.maxMs ?? 2_000 });
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
@@ -92,11 +93,11 @@ export async function retryTransient<T>(
       if (!retryOn(error)) throw error;
       const remainingMs = startMs + (isTooManyRequests(error) ? throttledMs : totalMs) - now();
       if (remainingMs <= 0 && attempt >= (opts.minAttempts ?? 1)) throw error;
+      const delayMs = backoff.next();
       const backoffMs = delayMs / 2 + (random() * delayMs) / 2;
       // A Retry-After is stretched by up to a quarter, so the requests refused together come back apart.
       const waitMs = Math.max(backoffMs, (retryAfterMs(error) ?? 0) * (1 + random() / 4));
       await sleep(Math.max(0, remainingMs > 0 ? Math.min(waitMs, remainingMs) : waitMs), opts.signal);
-      delayMs = Math.min(delayMs * 2, opts.maxMs ?? 2_000);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { abortableDelay } from '../core/abort.ts';
+import { API_OUTAGE_BACKOFF, Backoff } from '../core/backoff.ts';
 import { shortId } from '../core/ids.ts';
 import { done, RetriesExhausted, updateWithRetry, write as writeStep } from '../kube/cas.ts';
 import { isTransientApiError, loggableError } from '../kube/errors.ts';
@@ -92,11 +93,13 @@ export async function handleCheckReport(
   const arrivedMs = deps.clock.nowMs();
   const holdUntilMs = arrivedMs + reportHoldMs(req.caller, arrivedMs, deps);
   const delay = deps.delay ?? ((ms: number) => abortableDelay(ms));
-  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 2_000)) {
+  const backoff = new Backoff(API_OUTAGE_BACKOFF);
+  for (;;) {
     try {
       return await store(deps, req, gated.report, arrivedMs);
     } catch (error) {
       if (!isTransientApiError(error)) throw error;
+      const waitMs = backoff.next();
       const remainingMs = holdUntilMs - deps.clock.nowMs();
       if (remainingMs <= 0) {
         deps.log.error('report could not be stored: API server unavailable', { error: loggableError(error) });

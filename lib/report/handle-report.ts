@@ -1,4 +1,5 @@
 import { abortableDelay } from '../core/abort.ts';
+import { API_OUTAGE_BACKOFF, Backoff } from '../core/backoff.ts';
 import type { Clock } from '../core/clock.ts';
 import { shortId } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
@@ -115,11 +116,13 @@ export async function handleReport(deps: ReportDeps, req: ReportRequest): Promis
   const deadlineMs = arrivedMs + reportHoldMs(req.caller, arrivedMs, deps);
   const delay = deps.delay ?? ((ms: number) => abortableDelay(ms));
   const write = { uncertain: false };
-  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 2_000)) {
+  const backoff = new Backoff(API_OUTAGE_BACKOFF);
+  for (;;) {
     try {
       return await identifyAndStore(deps, req, gated.report, arrivedMs, write);
     } catch (error) {
       if (!isTransientApiError(error)) throw error;
+      const waitMs = backoff.next();
       const remainingMs = deadlineMs - deps.clock.nowMs();
       if (remainingMs <= 0) {
         deps.log.error('report could not be stored: API server unavailable', { error: loggableError(error) });

@@ -1,4 +1,5 @@
 import { abortableDelay } from '../core/abort.ts';
+import { API_OUTAGE_BACKOFF, Backoff } from '../core/backoff.ts';
 import { isTransientApiError } from '../kube/errors.ts';
 import type { RunRef } from '../report/report-token.ts';
 import {
@@ -79,7 +80,8 @@ async function recordDelivered(
   const write = { runner: opts.runner, maxAttempts: opts.maxAttempts, report };
   let held: KhState | undefined = opts.held;
   const holdUntilMs = Math.max(run.deadlineMs, deps.clock.nowMs() + MIN_HOLD_MS);
-  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 2_000)) {
+  const backoff = new Backoff(API_OUTAGE_BACKOFF);
+  for (;;) {
     try {
       if (!held) {
         const current = await deps.kube.readState(check.namespace, check.name);
@@ -89,6 +91,7 @@ async function recordDelivered(
       return await writeOutcome(deps, check, run, outcome, { ...write, held });
     } catch (error) {
       if (!isTransientApiError(error) || deps.clock.nowMs() >= holdUntilMs) throw error;
+      const waitMs = backoff.next();
       deps.log.warn('API server unavailable; the delivered report waits for it', { retryInMs: waitMs });
       held = undefined;
       await abortableDelay(waitMs, opts.signal).catch(() => {

@@ -1,3 +1,4 @@
+import { Backoff } from '../core/backoff.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import type { CancelScheduled, Scheduler } from '../core/scheduler.ts';
@@ -61,8 +62,10 @@ export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
   const deadlineMs = opts.deadlineMs ?? Number.POSITIVE_INFINITY;
   const intervalMs = renewIntervalMs(opts.leaseMs);
   const retryMaxMs = Math.min(opts.retryMaxMs ?? 5_000, intervalMs);
-  const retryDelayMs = (failures: number) =>
-    Math.min(retryMaxMs, (opts.retryInitialMs ?? 100) * 2 ** (failures - 1));
+  const retries = new Backoff({
+    initialMs: Math.min(opts.retryInitialMs ?? 100, retryMaxMs),
+    maxMs: retryMaxMs,
+  });
 
   return new Promise<void>((resolve) => {
     let cancelNext: CancelScheduled = () => {};
@@ -97,10 +100,11 @@ export function startLeaseKeeper(opts: LeaseKeeperOptions): Promise<void> {
         heldUntilMs = Math.min(startedMs + opts.leaseMs, deadlineMs);
         lapseAnnounced = false;
         failures = 0;
+        retries.reset();
         return heldUntilMs >= deadlineMs ? undefined : intervalMs;
       } catch (error) {
         failures += 1;
-        const retryInMs = retryDelayMs(failures);
+        const retryInMs = retries.next();
         // A conflict is routine (a report landed between the read and the write); anything else is news.
         if (error instanceof WriteConflict)
           log.debug('lease renewal conflicted; retrying', { failures, retryInMs });
