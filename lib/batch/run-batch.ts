@@ -1,3 +1,4 @@
+import { limiter } from '../core/limit.ts';
 import { type Log, logWithKeys } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import type { RunTimings } from '../run/assess.ts';
@@ -41,18 +42,13 @@ export async function runBatch(
     for (const c of running) c.abort(deps.signal.reason);
   };
   deps.signal.addEventListener('abort', stopAll, { once: true });
-  const results: BatchCheckResult[] = new Array(checks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < checks.length) {
-      const index = next++;
-      const check = checks[index]!;
-      results[index] = { check, outcome: await runOne(deps, check, running) };
-    }
-  };
-  const slots = Math.max(1, Math.min(deps.concurrency ?? BATCH_CONCURRENCY, checks.length));
+  const slots = limiter(Math.max(1, Math.min(deps.concurrency ?? BATCH_CONCURRENCY, checks.length)));
+  let results: BatchCheckResult[];
   try {
-    await Promise.all(Array.from({ length: slots }, worker));
+    // runOne never throws, so every check gets its result and the list keeps its order.
+    results = await Promise.all(
+      checks.map((check) => slots(async () => ({ check, outcome: await runOne(deps, check, running) }))),
+    );
   } finally {
     deps.signal.removeEventListener('abort', stopAll);
   }

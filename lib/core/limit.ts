@@ -3,8 +3,10 @@
  * waiting ones (the tick sends a batch whose claims are done before claiming the next batches' checks, so
  * its runner starts early). A task's rejection is its caller's: it frees its slot like a success.
  *
- * Only leaf work takes a slot (one API request, or a short fixed sequence of them): a task that awaited
- * other limited tasks while holding a slot could wait forever once every slot is held that way.
+ * Tasks of one limiter must not await each other: a task that awaited other tasks of the same limiter
+ * while holding a slot could wait forever once every slot is held that way. So the tick's and the API
+ * client's limiters take only leaf work (one API request, or a short fixed sequence of them), and a batch's
+ * checks (each a whole run) take slots of a limiter of their own.
  */
 export interface Limiter {
   <T>(task: () => Promise<T>, opts?: { first?: boolean }): Promise<T>;
