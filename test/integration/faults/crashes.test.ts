@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
+import { isRunPod, runIdOf } from '../../../lib/check/run-label.ts';
 import {
   type ActiveRun,
   readAcceptedReport,
@@ -117,7 +117,7 @@ describe('the runner SIGKILLed', () => {
       expect(state?.spec.uuid, 'the killed run is the one recorded').toBe(orphan?.uuid);
       expect(recordedOutcomes(state)).toBe(1);
       const pods = await noLivePods(kc, ns, check);
-      expect(pods.filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] !== orphan?.uuid)).toEqual([]);
+      expect(pods.filter((p) => runIdOf(p) !== orphan?.uuid)).toEqual([]);
 
       const next = await run(check).done;
       expectRecorded(next, resultOf(next), { result: 'recorded', kind: 'Succeeded', adopted: false });
@@ -225,9 +225,7 @@ async function killPoint(
   const run = readActiveRun(after);
   if (!run) return 'before the claim';
   if (readAcceptedReport(after)?.uuid === run.uuid) return 'report stored, outcome not yet written';
-  const pods = (await checkPods(kc, ns, check)).filter(
-    (p) => p.metadata?.labels?.[RUN_ID_LABEL] === run.uuid,
-  );
+  const pods = (await checkPods(kc, ns, check)).filter((p) => isRunPod(p, run.uuid));
   return pods.length ? 'pod created, no report yet' : 'claimed, no pod yet';
 }
 

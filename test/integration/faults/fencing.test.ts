@@ -1,6 +1,7 @@
 import { CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHECK_NAME_LABEL, RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
+import { isRunPod } from '../../../lib/check/run-label.ts';
 import { runListWatch } from '../../../lib/kube/list-watch.ts';
 import { type ActiveRun, readActiveRun, readLastOutcome } from '../../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck } from '../../../lib/state/resources.ts';
@@ -171,7 +172,7 @@ describe('fencing: API writes fail for longer than the lease while a run waits',
       const firstResult = resultOf(firstExit);
       const secondResult = resultOf(secondExit);
       const state = await readState(kc, ns, check);
-      const ofRun = pods.pods().filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === held.uuid);
+      const ofRun = pods.pods().filter((p) => isRunPod(p, held.uuid));
       const detail = `first: ${describeExit(firstExit)}\n---\nsecond: ${describeExit(secondExit)}`;
 
       expect(
@@ -272,7 +273,7 @@ describe('adoption: the replaced pod of a dead runner still terminates when the 
         check,
         (p) =>
           p.metadata?.uid !== oldUid &&
-          p.metadata?.labels?.[RUN_ID_LABEL] === orphan.uuid &&
+          isRunPod(p, orphan.uuid) &&
           p.status?.phase === 'Running' &&
           !p.metadata?.deletionTimestamp,
         'a replacement pod of the same run, running',
@@ -305,7 +306,7 @@ describe('adoption: the replaced pod of a dead runner still terminates when the 
           (p) => !p.metadata?.deletionTimestamp && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
         ),
       ).toEqual([]);
-      expect(pods.pods().filter((p) => p.metadata?.labels?.[RUN_ID_LABEL] === orphan.uuid)).toHaveLength(2);
+      expect(pods.pods().filter((p) => isRunPod(p, orphan.uuid))).toHaveLength(2);
 
       const reported = tally.runs(check);
       const recorded = recordedOf(reported, [readLastOutcome(state)?.uuid]);
