@@ -4,8 +4,9 @@ import { buildCheckerPod, KH_ENV, RUN_ID_LABEL } from '../../lib/check/pod-build
 import { validateCheck } from '../../lib/check/validate-check.ts';
 import { WriteConflict } from '../../lib/kube/errors.ts';
 import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
-import { clearEarlierPods, ensureCheckerPod, removeRunPods } from '../../lib/run/checker-pod.ts';
+import { clearEarlierPods, ensureCheckerPod } from '../../lib/run/checker-pod.ts';
 import type { EndpointState } from '../../lib/run/endpoint-probe.ts';
+import { removeRunPods } from '../../lib/run/remove-pod.ts';
 import type { ActiveRun } from '../../lib/state/khstate.ts';
 import type { KhCheck, ValidCheck } from '../../lib/state/resources.ts';
 import { FakeApiError, FakeKube } from './fakes/fake-kube.ts';
