@@ -1,4 +1,4 @@
-import { CORE_SCHEMA, loadAll, YAMLException } from 'js-yaml';
+import { parseAllDocuments, YAMLError } from 'yaml';
 import { isObject } from './field-path.ts';
 
 /** Text to convert and where it came from (a file name, `<stdin>`), for messages. */
@@ -20,24 +20,48 @@ export interface SyntaxProblem {
 }
 
 /**
+ * The most alias references one document may expand through (the `yaml` package's `maxAliasCount`): a
+ * manifest needs a handful; a "billion laughs" text of a few hundred bytes needs millions.
+ */
+export const MAX_YAML_ALIASES = 100;
+
+/** "Map keys must be unique at line 2, column 1:\n\n..." → "Map keys must be unique". */
+const reasonOf = (message: string): string =>
+  message.split('\n')[0]?.replace(/ at line \d+, column \d+:$/, '') ?? message;
+
+/**
  * The resources in a YAML or JSON text: every document of a multi-document stream (empty ones skipped),
- * and the items of a List (`kubectl get -o yaml` prints one). Parsed with the YAML core schema, so a date-
- * like value stays the string Kubernetes would see.
+ * and the items of a List (`kubectl get -o yaml` prints one). Parsed with the YAML 1.2 core schema, so a
+ * date-like value stays the string Kubernetes would see. A text whose aliases expand beyond
+ * MAX_YAML_ALIASES is refused before it is expanded.
  */
 export function parseDocuments(
   source: SourceText,
 ): { documents: SourceDocument[] } | { problem: SyntaxProblem } {
-  let values: unknown[];
-  try {
-    values = loadAll(source.text, null, { filename: source.origin, schema: CORE_SCHEMA });
-  } catch (error) {
-    if (!(error instanceof YAMLException)) throw error;
-    return {
-      problem: {
-        origin: source.origin,
-        problem: `is not YAML or JSON: ${error.reason} (line ${error.mark.line + 1}, column ${error.mark.column + 1})`,
-      },
-    };
+  const values: unknown[] = [];
+  for (const doc of parseAllDocuments(source.text, { schema: 'core', merge: false })) {
+    const error = doc.errors[0];
+    if (error) {
+      const at = error.linePos?.[0];
+      const where = at ? ` (line ${at.line}, column ${at.col})` : '';
+      return {
+        problem: {
+          origin: source.origin,
+          problem: `is not YAML or JSON: ${reasonOf(error.message)}${where}`,
+        },
+      };
+    }
+    try {
+      values.push(doc.toJS({ maxAliasCount: MAX_YAML_ALIASES }));
+    } catch (error) {
+      if (!(error instanceof ReferenceError || error instanceof YAMLError)) throw error;
+      return {
+        problem: {
+          origin: source.origin,
+          problem: `is refused: its aliases (*name) expand beyond ${MAX_YAML_ALIASES} references (${error.message}); write the repeated parts out, or split the text`,
+        },
+      };
+    }
   }
   const documents: SourceDocument[] = [];
   const many = values.length > 1;
