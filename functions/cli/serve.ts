@@ -47,6 +47,12 @@ export const serve: CliCommand = {
         value: 'N',
         help: 'a request must be complete by then (default 30)',
       },
+      'allow-unsigned-reports': {
+        type: 'boolean',
+        help:
+          'start without a report key (KHRUN_REPORT_KEY_FILE or KHRUN_REPORT_KEY), taking only unsigned v2-style ' +
+          'reports, each identified by a pod LIST (else KHRUN_ALLOW_UNSIGNED_REPORTS=true)',
+      },
       'no-status': { type: 'boolean', help: 'serve reports only: no status routes, no metrics' },
       'no-error-label': {
         type: 'boolean',
@@ -74,6 +80,7 @@ export const serve: CliCommand = {
       'KHRUN_REPORT_KEY_FILE',
       'KHRUN_REPORT_KEY',
       'KHRUN_REPORT_UNSIGNED',
+      'KHRUN_ALLOW_UNSIGNED_REPORTS',
       'POD_IP',
       'KHRUN_LEASE_SECONDS',
       'POD_NAME',

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { UNSIGNED_POLICIES, type UnsignedPolicy } from '../report/authorize-report.ts';
 import { MIN_REPORT_KEY_CHARS, type ReportKey, reportKeyOf } from '../report/report-token.ts';
 import { ConfigError } from './config-error.ts';
-import { type ConfigInput, type Flags, setting } from './setting.ts';
-import { oneOf } from './values.ts';
+import { type ConfigInput, type Flags, flagSet, setting } from './setting.ts';
+import { bool, oneOf } from './values.ts';
 
 const KEY_REMEDY = `use a random one of at least ${MIN_REPORT_KEY_CHARS} characters, e.g. from \`openssl rand -hex 32\`, the same for the runners and the report endpoints of a deployment`;
 
@@ -91,4 +91,38 @@ export function nattedUnsignedPolicy(
 ): Exclude<UnsignedPolicy, 'header-and-ip'> {
   const policy = unsignedPolicy(input, { key, natted: true });
   return policy === 'header-and-ip' ? 'header' : policy;
+}
+
+/** The opt-in to an endpoint without a report key: --allow-unsigned-reports or KHRUN_ALLOW_UNSIGNED_REPORTS. */
+export const ALLOW_UNSIGNED_FLAG = 'allow-unsigned-reports';
+export const ALLOW_UNSIGNED_ENV = 'KHRUN_ALLOW_UNSIGNED_REPORTS';
+
+/**
+ * A shared report endpoint (`khrun serve`, the report Lambda) fails closed: without a report key it takes
+ * only unsigned reports, each identified by a pod LIST that any caller can set off, so it starts only
+ * when that is chosen explicitly (the flag where the entrypoint has flags, else the variable). Judged after
+ * every other setting, so a wrong one is named first. Throws ConfigError saying what to set.
+ */
+export function requireKeyOrOptIn(
+  input: ConfigInput<Flags>,
+  key: ReportKey | undefined,
+  opts: { hasFlag: boolean },
+): void {
+  if (key) return;
+  const allowed =
+    (opts.hasFlag && flagSet(input, ALLOW_UNSIGNED_FLAG)) ||
+    bool(setting(input, { env: [ALLOW_UNSIGNED_ENV] }), false);
+  if (allowed) return;
+  const optIn = opts.hasFlag
+    ? `--${ALLOW_UNSIGNED_FLAG} or ${ALLOW_UNSIGNED_ENV}=true`
+    : `${ALLOW_UNSIGNED_ENV}=true`;
+  throw new ConfigError({
+    setting: 'KHRUN_REPORT_KEY_FILE',
+    problem:
+      'and KHRUN_REPORT_KEY are both unset: without a report key this endpoint cannot check signed reporting URLs, ' +
+      'and every unsigned report it is sent costs the API server a pod LIST',
+    remedy:
+      `set KHRUN_REPORT_KEY_FILE to a file holding the key (a mounted Secret) or KHRUN_REPORT_KEY, the same as the runners' (${KEY_REMEDY.replace(/^use /, '')}); ` +
+      `or, to take only v2-style unsigned reports anyway, set ${optIn}`,
+  });
 }

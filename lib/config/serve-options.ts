@@ -11,7 +11,7 @@ import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { metricsOptions } from './metrics-options.ts';
 import { namespacesScope } from './namespaces.ts';
-import { nattedUnsignedPolicy, reportKey, unsignedPolicy } from './report-key.ts';
+import { nattedUnsignedPolicy, reportKey, requireKeyOrOptIn, unsignedPolicy } from './report-key.ts';
 import { runnerSettings } from './run-options.ts';
 import { type ConfigInput, type Env, type Flags, flagSet, NO_FLAGS, setting } from './setting.ts';
 import { httpUrl, integer, port, required, secondsMs } from './values.ts';
@@ -32,6 +32,8 @@ export interface ServeFlags extends KubeconfigFlags {
   'no-status'?: boolean;
   'no-error-label'?: boolean;
   'error-label-max-bytes'?: string;
+  /** Start without a report key: unsigned reports only (else KHRUN_ALLOW_UNSIGNED_REPORTS=true). */
+  'allow-unsigned-reports'?: boolean;
 }
 
 export interface ServeOptions {
@@ -40,7 +42,10 @@ export interface ServeOptions {
   host: string;
   port: number;
   identity: string;
-  /** KHRUN_REPORT_KEY(_FILE): checks the signed reporting URLs runners (and the trigger) hand out. */
+  /**
+   * KHRUN_REPORT_KEY(_FILE): checks the signed reporting URLs runners (and the trigger) hand out. Required:
+   * undefined only when unsigned reports were chosen (--allow-unsigned-reports, KHRUN_ALLOW_UNSIGNED_REPORTS).
+   */
   reportKey: ReportKey | undefined;
   /** KHRUN_REPORT_UNSIGNED: refuse (default with a key), header, or header-and-ip (default without). */
   unsigned: UnsignedPolicy;
@@ -185,13 +190,18 @@ export function serveOptions(input: ConfigInput<ServeFlags>): ServeOptions {
     trigger: triggerOptions(input, host, key),
     logLevel: logLevel(input),
   };
-  return { ...options, kc: cliKube(input).kc };
+  const kc = cliKube(input).kc;
+  requireKeyOrOptIn(input, key, { hasFlag: true });
+  return { ...options, kc };
 }
 
 export interface LambdaReportOptions {
   cluster: ClusterAccess;
   scope: NamespaceScope;
-  /** KHRUN_REPORT_KEY(_FILE): the key the runCheck function signs reporting URLs with. */
+  /**
+   * KHRUN_REPORT_KEY(_FILE): the key the runCheck function signs reporting URLs with. Required: undefined
+   * only with KHRUN_ALLOW_UNSIGNED_REPORTS=true.
+   */
   reportKey: ReportKey | undefined;
   /** KHRUN_REPORT_UNSIGNED: refuse (default with a key) or header (default without); never by source IP. */
   unsigned: Exclude<UnsignedPolicy, 'header-and-ip'>;
@@ -205,13 +215,15 @@ export interface LambdaReportOptions {
 export function lambdaReportOptions(input: { env: Env }): LambdaReportOptions {
   const config: ConfigInput<Flags> = { flags: {}, env: input.env, flagLabel: NO_FLAGS };
   const key = reportKey(config);
-  return {
+  const options: LambdaReportOptions = {
     scope: scopeOf(config),
     reportKey: key,
     unsigned: nattedUnsignedPolicy(config, key),
     logLevel: logLevel(config),
     cluster: clusterAccess(config),
   };
+  requireKeyOrOptIn(config, key, { hasFlag: false });
+  return options;
 }
 
 /** The runCheck function the trigger Lambda invokes asynchronously. */

@@ -148,6 +148,8 @@ beforeAll(async () => {
     KHRUN_BUDGET_MARGIN_SECONDS: '1',
     KHRUN_FIRST_RUN_JITTER: '0s',
     POWERTOOLS_LOG_LEVEL: 'WARN',
+    // The report function's unsigned reports (the signed ones set KHRUN_REPORT_KEY below).
+    KHRUN_ALLOW_UNSIGNED_REPORTS: 'true',
   });
   const load = async (name: string) => (await import(pathToFileURL(join(dist, `${name}.mjs`)).href)).handler;
   [tick, runCheck, report, status, trigger] = await Promise.all([
