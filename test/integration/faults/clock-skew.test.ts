@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { CoreV1Api, type V1Container } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -27,18 +27,18 @@ import {
 import { type ReportTally, recordedOf, startReportTally } from './helpers/report-tally.ts';
 
 // Clocks: runners, a report server and ticks whose clocks are 5 minutes ahead of or behind the API
-// server's (libfaketime, real processes), next to runners on the API server's clock (this machine's: the
+// server's (a Node preload that moves Date.now, real processes), next to runners on the API server's clock (this machine's: the
 // local cluster runs here). Leases, deadlines, the report deadline and due times are written by one
 // process and judged by another; every judgement must come out as it would with one clock.
 
-const FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+/** The preload that moves a Node process's wall clock by KHRUN_TEST_CLOCK_SKEW_MS (helpers/skew-clock.mjs). */
+const SKEW_PRELOAD = pathToFileURL(join(import.meta.dirname, 'helpers/skew-clock.mjs')).href;
 const FIVE_MINUTES_MS = 5 * 60_000;
 type Skew = '+5m' | '-5m';
 /** Only the wall clock moves: the monotonic clock (timers, intervals) stays true, as on a real machine. */
 const skewed = (skew: Skew) => ({
-  LD_PRELOAD: FAKETIME_LIB,
-  FAKETIME: skew,
-  FAKETIME_DONT_FAKE_MONOTONIC: '1',
+  NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${SKEW_PRELOAD}`].filter(Boolean).join(' '),
+  KHRUN_TEST_CLOCK_SKEW_MS: String(skew === '+5m' ? FIVE_MINUTES_MS : -FIVE_MINUTES_MS),
 });
 
 const kc = adminKubeConfig();
@@ -63,10 +63,6 @@ const seen = {
 };
 
 beforeAll(async () => {
-  if (!existsSync(FAKETIME_LIB))
-    throw new Error(
-      `${FAKETIME_LIB} is missing: install libfaketime (apt-get install -y libfaketime faketime)`,
-    );
   ns = await freshNamespace(kc, 'f-clock');
   tickNs = await freshNamespace(kc, 'f-clock-tick');
   gate = await startGate(inject('hostIp'));
@@ -83,7 +79,7 @@ afterAll(async () => {
 });
 
 function run(check: string, env: Record<string, string>, namespace = ns): Runner {
-  if (env.FAKETIME) seen.skewedProcesses++;
+  if (env.KHRUN_TEST_CLOCK_SKEW_MS) seen.skewedProcesses++;
   const runner = startRunner(check, namespace, env);
   started.push(runner);
   return runner;
@@ -135,7 +131,7 @@ async function gatedCheck(name: string, timeout: string): Promise<void> {
 }
 
 describe('clocks 5 minutes apart', () => {
-  it('libfaketime moves a process clock by 5 minutes either way', async () => {
+  it('the clock preload moves a process clock by 5 minutes either way', async () => {
     for (const skew of ['+5m', '-5m'] as const) {
       const before = Date.now();
       const { stdout } = await promisify(execFile)(process.execPath, ['-e', 'console.log(Date.now())'], {
@@ -331,7 +327,7 @@ async function recordRow(): Promise<void> {
   }
   await recordFault({
     fault:
-      'clock: two runners 5 minutes apart (libfaketime ±5 min on runners, a report server and ticks; the API server on time)',
+      'clock: two runners 5 minutes apart (a Node clock preload ±5 min on runners, a report server and ticks; the API server on time)',
     runs: seen.skewedProcesses,
     outcome:
       `runners measured their skew against the API server as ${seen.skewsMs.map(seconds).join(', ')} and decided by its time: ` +
@@ -359,7 +355,14 @@ async function startServe(env: Record<string, string>): Promise<string> {
       ns,
     ],
     {
-      env: { ...process.env, KUBECONFIG: inject('kubeconfigPath'), POWERTOOLS_LOG_LEVEL: 'INFO', ...env },
+      env: {
+        ...process.env,
+        KUBECONFIG: inject('kubeconfigPath'),
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+        // The runner's pod reports unsigned, by its kh-run-uuid header.
+        KHRUN_ALLOW_UNSIGNED_REPORTS: 'true',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
