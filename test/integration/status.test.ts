@@ -1,5 +1,4 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +18,7 @@ import { listHealthChecks } from '../../lib/status/healthcheck-cache.ts';
 import { type StateCache, startStateCache } from '../../lib/status/state-cache.ts';
 import { statusRoutes } from '../../lib/status/status-routes.ts';
 import { parsePromText, sampleValue } from '../helpers/prom-text.ts';
+import { ensureChromium } from './helpers/chromium.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 import {
   createCheck,
@@ -33,7 +33,6 @@ import {
 const kc = adminKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
-const CHROMIUM = '/usr/bin/chromium';
 // What a check might report: quotes, a backslash path, a newline, non-ASCII, an emoji and markup.
 const NASTY = 'backend "db-1" said: C:\\data\\x failed\nline two — überlastet 😀 <b>&amp;</b>';
 const V2_KEYS = ['OK', 'Errors', 'RunDuration', 'Namespace', 'Node', 'LastRun', 'AuthoritativePod', 'uuid'];
@@ -355,100 +354,94 @@ describe('status of real checks on the local cluster', () => {
     expect(missing.code).toBe(2);
   });
 
-  const chromiumMissing = !existsSync(CHROMIUM) && !process.env.CI;
-  if (chromiumMissing)
-    console.warn(
-      `skipping the status page test: ${CHROMIUM} is absent (apt-get install chromium); CI requires it`,
-    );
-  it.skipIf(chromiumMissing)(
-    'renders the page in headless Chromium, refreshing from the server, and takes a screenshot',
-    async () => {
-      const run = promisify(execFile);
-      const profile = await mkdtemp(join(tmpdir(), 'khrun-chromium-'));
-      const artifacts = process.env.KHRUN_ARTIFACTS_DIR ?? join(tmpdir(), 'khrun-status-test');
-      await mkdir(artifacts, { recursive: true });
-      const screenshot = join(artifacts, 'status-page.png');
-      const chromium = (extra: string[]) =>
-        run(
-          CHROMIUM,
-          [
-            '--headless',
-            '--no-sandbox',
-            '--disable-gpu',
-            '--disable-background-networking',
-            '--disable-component-update',
-            '--disable-sync',
-            '--no-first-run',
-            `--user-data-dir=${profile}`,
-            '--window-size=1200,800',
-            // Virtual time: timers run as fast as the page allows, and pending fetches hold the clock.
-            '--virtual-time-budget=5000',
-            ...extra,
-            `${base}/status?namespace=${ns}`,
-          ],
-          { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
-        );
-      try {
-        // A v3 HealthCheck named as a khcheck, its result in its status: a card of its own, tagged.
-        const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL, namespace: ns };
-        const hc = {
-          apiVersion: `${HC_GROUP}/${HC_VERSION}`,
-          kind: 'HealthCheck',
-          metadata: { name: 'passes' },
-        };
-        const created = (await custom.createNamespacedCustomObject({
-          ...co,
-          body: { ...hc, spec: { runInterval: '5m', podSpec: { spec: { containers: [] } } } },
-        })) as { metadata: { resourceVersion: string } };
-        await custom.replaceNamespacedCustomObjectStatus({
-          ...co,
-          name: 'passes',
-          body: {
-            ...hc,
-            metadata: { name: 'passes', resourceVersion: created.metadata.resourceVersion },
-            status: {
-              ok: true,
-              lastRunUnix: Math.floor(Date.now() / 1000),
-              runDuration: 1e9,
-              successCount: 1,
-            },
+  it('renders the page in headless Chromium, refreshing from the server, and takes a screenshot', // Room for apt-get to install Chromium on a machine without it.
+  { timeout: 900_000 }, async () => {
+    const chromiumPath = await ensureChromium();
+    const run = promisify(execFile);
+    const profile = await mkdtemp(join(tmpdir(), 'khrun-chromium-'));
+    const artifacts = process.env.KHRUN_ARTIFACTS_DIR ?? join(tmpdir(), 'khrun-status-test');
+    await mkdir(artifacts, { recursive: true });
+    const screenshot = join(artifacts, 'status-page.png');
+    const chromium = (extra: string[]) =>
+      run(
+        chromiumPath,
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+          `--user-data-dir=${profile}`,
+          '--window-size=1200,800',
+          // Virtual time: timers run as fast as the page allows, and pending fetches hold the clock.
+          '--virtual-time-budget=5000',
+          ...extra,
+          `${base}/status?namespace=${ns}`,
+        ],
+        { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      );
+    try {
+      // A v3 HealthCheck named as a khcheck, its result in its status: a card of its own, tagged.
+      const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL, namespace: ns };
+      const hc = {
+        apiVersion: `${HC_GROUP}/${HC_VERSION}`,
+        kind: 'HealthCheck',
+        metadata: { name: 'passes' },
+      };
+      const created = (await custom.createNamespacedCustomObject({
+        ...co,
+        body: { ...hc, spec: { runInterval: '5m', podSpec: { spec: { containers: [] } } } },
+      })) as { metadata: { resourceVersion: string } };
+      await custom.replaceNamespacedCustomObjectStatus({
+        ...co,
+        name: 'passes',
+        body: {
+          ...hc,
+          metadata: { name: 'passes', resourceVersion: created.metadata.resourceVersion },
+          status: {
+            ok: true,
+            lastRunUnix: Math.floor(Date.now() / 1000),
+            runDuration: 1e9,
+            successCount: 1,
           },
-        });
-        const hitsBefore = pageDataHits.length;
-        const { stdout: dom } = await chromium(['--dump-dom']);
-        expect(pageDataHits.length, 'the page fetched fresh data').toBeGreaterThan(hitsBefore);
-        expect(pageDataHits.at(-1)).toBe(`/status/data?namespace=${ns}`);
-        for (const [name, ok] of [
-          ['passes', 'true'],
-          ['fails', 'false'],
-          ['silent', 'false'],
-          ['bounded-bytes', 'true'],
-        ]) {
-          expect(dom).toMatch(
-            new RegExp(
-              `<article class="card (ok|fail)" data-check="${ns}/${name}" data-ok="${ok}" data-has-run="true">`,
-            ),
-          );
-        }
-        expect(dom).toContain(`data-check="${ns}/never-ran" data-ok="true" data-has-run="false"`);
+        },
+      });
+      const hitsBefore = pageDataHits.length;
+      const { stdout: dom } = await chromium(['--dump-dom']);
+      expect(pageDataHits.length, 'the page fetched fresh data').toBeGreaterThan(hitsBefore);
+      expect(pageDataHits.at(-1)).toBe(`/status/data?namespace=${ns}`);
+      for (const [name, ok] of [
+        ['passes', 'true'],
+        ['fails', 'false'],
+        ['silent', 'false'],
+        ['bounded-bytes', 'true'],
+      ]) {
         expect(dom).toMatch(
           new RegExp(
-            `<article class="card ok" data-check="HealthCheck:${ns}/passes" data-ok="true" data-has-run="true" data-kind="HealthCheck">.*?<span class="kind"[^>]*>HealthCheck</span>`,
+            `<article class="card (ok|fail)" data-check="${ns}/${name}" data-ok="${ok}" data-has-run="true">`,
           ),
         );
-        // The error is text, not markup: its tags arrive escaped.
-        expect(dom).toContain(
-          'backend "db-1" said: C:\\data\\x failed\nline two — überlastet 😀 &lt;b&gt;&amp;amp;&lt;/b&gt;',
-        );
-        expect(dom).toContain('<span id="updated" class="meta">updated ');
-        expect(dom).toContain('<span id="banner" class="banner fail">2 failing</span>');
-        expect(dom).toMatch(/<svg class="chart"[^>]*aria-label="last 20 runs"/);
-        await chromium([`--screenshot=${screenshot}`]);
-        expect((await stat(screenshot)).size).toBeGreaterThan(10_000);
-        console.log(`[status page] screenshot: ${screenshot}`);
-      } finally {
-        await rm(profile, { recursive: true, force: true });
       }
-    },
-  );
+      expect(dom).toContain(`data-check="${ns}/never-ran" data-ok="true" data-has-run="false"`);
+      expect(dom).toMatch(
+        new RegExp(
+          `<article class="card ok" data-check="HealthCheck:${ns}/passes" data-ok="true" data-has-run="true" data-kind="HealthCheck">.*?<span class="kind"[^>]*>HealthCheck</span>`,
+        ),
+      );
+      // The error is text, not markup: its tags arrive escaped.
+      expect(dom).toContain(
+        'backend "db-1" said: C:\\data\\x failed\nline two — überlastet 😀 &lt;b&gt;&amp;amp;&lt;/b&gt;',
+      );
+      expect(dom).toContain('<span id="updated" class="meta">updated ');
+      expect(dom).toContain('<span id="banner" class="banner fail">2 failing</span>');
+      expect(dom).toMatch(/<svg class="chart"[^>]*aria-label="last 20 runs"/);
+      await chromium([`--screenshot=${screenshot}`]);
+      expect((await stat(screenshot)).size).toBeGreaterThan(10_000);
+      console.log(`[status page] screenshot: ${screenshot}`);
+    } finally {
+      await rm(profile, { recursive: true, force: true });
+    }
+  });
 });
