@@ -3,6 +3,12 @@ import type { AddressInfo } from 'node:net';
 import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import { authorizeReport, type ReportAccess } from './authorize-report.ts';
+import {
+  DEFAULT_EVICT_AFTER_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_SOURCE,
+  limitConnections,
+} from './connection-limits.ts';
 import { handleReport, type ReportDeps } from './handle-report.ts';
 import { normalizeIp } from './identify-caller.ts';
 import { BodyBudget, BodyRefused, readBody } from './read-body.ts';
@@ -15,8 +21,14 @@ export interface ReportServerOptions {
   port: number;
   /** Which URLs may report here (signed runs, v2-style unsigned ones); checked before the body is read. */
   access: ReportAccess;
-  /** Connections beyond this are dropped at once (default DEFAULT_MAX_CONNECTIONS). */
+  /** Open connections at most (default DEFAULT_MAX_CONNECTIONS); see connection-limits.ts for who gives way. */
   maxConnections?: number;
+  /** Open connections one source address may hold (default DEFAULT_MAX_CONNECTIONS_PER_SOURCE). */
+  maxConnectionsPerSource?: number;
+  /** Unsigned reports one source address may have in flight (default DEFAULT_MAX_UNSIGNED_PER_SOURCE); beyond: 429. */
+  maxUnsignedPerSource?: number;
+  /** A connection that has not sent its request headers by then is closed (default 10 s, at most requestTimeoutMs). */
+  headersTimeoutMs?: number;
   /** Body bytes buffered at once across requests (default DEFAULT_MAX_BUFFERED_BYTES); beyond: 503. */
   maxBufferedBytes?: number;
   /** Bodies larger than this are refused before they are read (default 256 KiB). */
@@ -38,8 +50,12 @@ export interface RunningServer {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
-/** Open connections beyond this are dropped at once (each costs a few KiB however little it sent). */
-export const DEFAULT_MAX_CONNECTIONS = 4_096;
+export { DEFAULT_MAX_CONNECTIONS } from './connection-limits.ts';
+/**
+ * Unsigned reports in flight from one source address: each costs pod LISTs (and a header-less one holds its
+ * connection while it looks), and a checker pod sends one.
+ */
+export const DEFAULT_MAX_UNSIGNED_PER_SOURCE = 4;
 /** Body bytes held at once across all requests, beyond each request's first FREE_BODY_BYTES. */
 export const DEFAULT_MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
 /** Every request may buffer this much outside the budget: a report is a few hundred bytes. */
@@ -83,7 +99,13 @@ export async function startReportServer(
   const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
   // Node looks for requests past their timeout only every connectionsCheckingInterval (30 s by default),
   // so without this a slow sender would hold its connection up to 30 s longer than requestTimeoutMs.
-  const sweepMs = Math.max(100, Math.min(1_000, Math.floor(requestTimeoutMs / 4)));
+  const headersTimeoutMs = Math.min(requestTimeoutMs, opts.headersTimeoutMs ?? 10_000);
+  const sweepMs = Math.max(
+    100,
+    Math.min(1_000, Math.floor(Math.min(requestTimeoutMs, headersTimeoutMs) / 4)),
+  );
+  const maxUnsigned = opts.maxUnsignedPerSource ?? DEFAULT_MAX_UNSIGNED_PER_SOURCE;
+  const unsignedInFlight = new Map<string, number>();
   const server: Server = createServer({ connectionsCheckingInterval: sweepMs }, async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://report.invalid');
@@ -98,9 +120,10 @@ export async function startReportServer(
         return;
       }
       const header = req.headers['kh-run-uuid'];
+      const sourceIp = normalizeIp(req.socket.remoteAddress);
       const authorized = authorizeReport(opts.access, parseReportPath(rest), {
         headerUuid: Array.isArray(header) ? header[0] : header,
-        sourceIp: normalizeIp(req.socket.remoteAddress),
+        sourceIp,
         nowMs: deps.clock.nowMs(),
       });
       if (!authorized.ok) {
@@ -108,6 +131,30 @@ export async function startReportServer(
         deps.log.warn('report refused', { reason: authorized.reason });
         send(res, 400, `report rejected: ${authorized.reason}`, { connection: 'close' });
         return;
+      }
+      // Each unsigned report costs pod LISTs: one source gets a few at a time (a checker pod sends one).
+      const source = sourceIp ?? '';
+      if (authorized.caller.via === 'unsigned') {
+        const inFlight = unsignedInFlight.get(source) ?? 0;
+        if (inFlight >= maxUnsigned) {
+          deps.log.warn('unsigned report refused: too many in flight from its source', { source, inFlight });
+          send(
+            res,
+            429,
+            `report rejected: ${inFlight} unsigned reports from ${source} are in flight; retry shortly`,
+            {
+              connection: 'close',
+              'retry-after': '1',
+            },
+          );
+          return;
+        }
+        unsignedInFlight.set(source, inFlight + 1);
+        res.once('close', () => {
+          const left = (unsignedInFlight.get(source) ?? 1) - 1;
+          if (left > 0) unsignedInFlight.set(source, left);
+          else unsignedInFlight.delete(source);
+        });
       }
       let body: string;
       try {
@@ -132,20 +179,17 @@ export async function startReportServer(
       send(res, 500, 'internal error; retry');
     }
   });
-  server.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
-  let dropped = 0;
-  server.on('drop', () => {
-    dropped++;
-    // 1, 10, 100, ...: says the cap is hit without a line per dropped connection.
-    if (Number.isInteger(Math.log10(dropped))) {
-      deps.log.warn('connection cap reached: new connections dropped', {
-        maxConnections: server.maxConnections,
-        dropped,
-      });
-    }
-  });
+  limitConnections(
+    server,
+    {
+      maxConnections: opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+      maxPerSource: opts.maxConnectionsPerSource ?? DEFAULT_MAX_CONNECTIONS_PER_SOURCE,
+      evictAfterMs: DEFAULT_EVICT_AFTER_MS,
+    },
+    deps.log,
+  );
   server.requestTimeout = requestTimeoutMs;
-  server.headersTimeout = Math.min(server.requestTimeout, 10_000);
+  server.headersTimeout = headersTimeoutMs;
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -8,6 +8,7 @@ import { type RunningServer, startReportServer } from './http-server.ts';
 import { kubeCallerLookup } from './kube-lookup.ts';
 import type { ReportKey } from './report-token.ts';
 import { chainRoutes, healthRoutes, type Route } from './routes.ts';
+import { sharedLookup } from './shared-lookup.ts';
 
 export interface ServeOptions {
   kc: KubeConfig;
@@ -26,6 +27,7 @@ export interface ServeOptions {
   maxBodyBytes?: number;
   requestTimeoutMs?: number;
   maxConnections?: number;
+  maxConnectionsPerSource?: number;
   maxBufferedBytes?: number;
   /** Routes served after the health routes and before the 404 (status pages plug in here). */
   extraRoutes?: readonly Route[];
@@ -45,12 +47,15 @@ export interface RunningServe {
  */
 export async function startServe(opts: ServeOptions): Promise<RunningServe> {
   const kube = kubePort(opts.kc);
+  const clock = opts.clock ?? { nowMs: () => Date.now() };
+  // Signed reports name their run and never look a pod up; unsigned ones share lookups (shared-lookup.ts).
+  const lookup = kubeCallerLookup(opts.kc, opts.scope);
   let draining = false;
   const server: RunningServer = await startReportServer(
     {
-      lookup: kubeCallerLookup(opts.kc, opts.scope),
+      lookup: opts.unsigned === 'refuse' ? lookup : sharedLookup(lookup, { nowMs: () => performance.now() }),
       state: { read: kube.readState, replace: kube.replaceState },
-      clock: opts.clock ?? { nowMs: () => Date.now() },
+      clock,
       log: opts.log,
       server: opts.identity,
     },
@@ -61,6 +66,7 @@ export async function startServe(opts: ServeOptions): Promise<RunningServe> {
       maxBodyBytes: opts.maxBodyBytes,
       requestTimeoutMs: opts.requestTimeoutMs,
       maxConnections: opts.maxConnections,
+      maxConnectionsPerSource: opts.maxConnectionsPerSource,
       maxBufferedBytes: opts.maxBufferedBytes,
       extraRoutes: chainRoutes([healthRoutes({ ready: () => !draining }), ...(opts.extraRoutes ?? [])]),
     },
