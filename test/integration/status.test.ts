@@ -354,8 +354,10 @@ describe('status of real checks on the local cluster', () => {
     expect(missing.code).toBe(2);
   });
 
-  it('renders the page in headless Chromium, refreshing from the server, and takes a screenshot', // Room for apt-get to install Chromium on a machine without it.
-  { timeout: 900_000 }, async () => {
+  // Room for apt-get to install Chromium on a machine without it.
+  it('renders the page in headless Chromium, refreshing from the server, and takes a screenshot', {
+    timeout: 900_000,
+  }, async () => {
     const chromiumPath = await ensureChromium();
     const run = promisify(execFile);
     const profile = await mkdtemp(join(tmpdir(), 'khrun-chromium-'));
