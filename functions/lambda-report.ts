@@ -5,12 +5,15 @@ import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { reportFromUrlEvent } from '../lib/aws/report-event.ts';
 import { lambdaReportOptions } from '../lib/config/serve-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
+import type { CallerLookup } from '../lib/report/identify-caller.ts';
+import { kubeCallerLookup } from '../lib/report/kube-lookup.ts';
+import { sharedLookup } from '../lib/report/shared-lookup.ts';
 
 // report: the report endpoint behind a Lambda function URL (payload format 2.0). With KHRUN_REPORT_KEY
 // (the runCheck function's too) each checker pod reports to a URL signed for its run; anything else is
 // refused before any API request. Pods reach it through NAT, so it never identifies them by source address.
 
-let runtime: { logger: Logger; kc: KubeConfig } | undefined;
+let runtime: { logger: Logger; kc: KubeConfig; lookup: CallerLookup } | undefined;
 
 export async function handler(
   event: APIGatewayProxyEventV2,
@@ -18,11 +21,18 @@ export async function handler(
 ): Promise<APIGatewayProxyStructuredResultV2> {
   // A ConfigError fails the invocation with its message.
   const options = lambdaReportOptions({ env: process.env });
-  runtime ??= {
-    logger: createLogger({ service: 'khrun-report', level: options.logLevel }),
-    kc: lambdaKubeConfig(options.cluster),
-  };
-  const { logger, kc } = runtime;
+  if (!runtime) {
+    const kc = lambdaKubeConfig(options.cluster);
+    runtime = {
+      logger: createLogger({ service: 'khrun-report', level: options.logLevel }),
+      kc,
+      // Kept while the function is warm: unsigned reports of one run (or a flood naming one) share a LIST.
+      lookup: sharedLookup(kubeCallerLookup(kc, options.scope, { ipLookupWaitMs: 0 }), {
+        nowMs: () => performance.now(),
+      }),
+    };
+  }
+  const { logger, kc, lookup } = runtime;
   logger.addContext(context);
   try {
     return await reportFromUrlEvent(event, {
@@ -32,6 +42,7 @@ export async function handler(
       server: `lambda-${context.functionName}`,
       reportKey: options.reportKey,
       unsigned: options.unsigned,
+      lookup,
       remainingMs: () => context.getRemainingTimeInMillis(),
     });
   } finally {

@@ -74,7 +74,7 @@ export async function reportFromUrlEvent(
     const result = await handleReport(
       {
         // Header lookups only: with no source address, a UUID that names no pod is answered at once.
-        lookup: kubeCallerLookup(deps.kc, deps.scope, { ipLookupWaitMs: 0 }),
+        lookup: deps.lookup ?? kubeCallerLookup(deps.kc, deps.scope, { ipLookupWaitMs: 0 }),
         state: { read: kube.readState, replace: kube.replaceState },
         clock,
         log: deps.log,
