@@ -185,6 +185,12 @@ describe('serverless.yml, packaged with osls', () => {
       expect(env(custom.resources, fn).KHRUN_REPORT_KEY, fn).toBeUndefined();
   });
 
+  it('deploys the report function failing closed: unsigned reports only when allowUnsignedReports is chosen', () => {
+    const env = (r: Resources, fn: string) => r[fn]?.Properties.Environment.Variables;
+    expect(env(plain.resources, 'ReportLambdaFunction').KHRUN_ALLOW_UNSIGNED_REPORTS).toBe(false);
+    expect(env(custom.resources, 'ReportLambdaFunction').KHRUN_ALLOW_UNSIGNED_REPORTS).toBe(false);
+  });
+
   it('serves the run trigger on a function URL with AuthType AWS_IAM, open to no one', () => {
     const urls = ofType(plain.resources, 'AWS::Lambda::Url')
       .map(([, v]) => v.Properties)
