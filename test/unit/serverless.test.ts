@@ -187,8 +187,8 @@ describe('serverless.yml, packaged with osls', () => {
 
   it('deploys the report function failing closed: unsigned reports only when allowUnsignedReports is chosen', () => {
     const env = (r: Resources, fn: string) => r[fn]?.Properties.Environment.Variables;
-    expect(env(plain.resources, 'ReportLambdaFunction').KHRUN_ALLOW_UNSIGNED_REPORTS).toBe(false);
-    expect(env(custom.resources, 'ReportLambdaFunction').KHRUN_ALLOW_UNSIGNED_REPORTS).toBe(false);
+    expect(env(plain.resources, 'ReportLambdaFunction').KHRUN_ALLOW_UNSIGNED_REPORTS).toBe('false');
+    expect(env(custom.resources, 'ReportLambdaFunction').KHRUN_ALLOW_UNSIGNED_REPORTS).toBe('false');
   });
 
   it('serves the run trigger on a function URL with AuthType AWS_IAM, open to no one', () => {
