@@ -261,7 +261,7 @@ describe('runDeliveries', () => {
     const written = await h.run.deliveries.record(OUTCOME, taken);
     await h.run.announced();
     // Assess
-    expect(written).toMatchObject({ kind: 'lost' });
+    expect(written).toMatchObject({ kind: 'superseded' });
     expect(h.events).toEqual([]);
   });
 });
