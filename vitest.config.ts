@@ -1,14 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: unit tests need nothing; integration tests share one real local cluster per run,
-// started by the global setup, with a fresh namespace per test.
+// Two projects: unit tests (the product's in test/unit, the devkit's in infra/devkit/test) need nothing;
+// integration tests share one real local cluster per run, started by the global setup, with a fresh
+// namespace per test.
 export default defineConfig({
   test: {
     projects: [
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'infra/devkit/test/**/*.test.ts'],
           environment: 'node',
         },
       },
