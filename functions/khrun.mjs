@@ -8,7 +8,7 @@
 // developer commands (local, demo, build) always run through tsx: their modules are in no bundle.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CHECKOUT_DIR, readStamp, staleReason } from '../lib/build/checkout-stamp.mjs';
+import { CHECKOUT_DIR, readStamp, staleReason } from '@khrun/devkit/build/checkout-stamp.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const command = process.argv[2];
@@ -29,7 +29,7 @@ async function buildIfProduct() {
   const devCommands = ALL_SPECS.filter((spec) => spec.dev).map((spec) => spec.name);
   if (devCommands.includes(command)) return source;
   try {
-    const { buildCheckoutBundle, withBuildLock } = await import('../lib/build/checkout-bundle.ts');
+    const { buildCheckoutBundle, withBuildLock } = await import('@khrun/devkit/build/checkout-bundle.ts');
     const nowMs = Date.now();
     const id = `${nowMs.toString(36)}-${process.pid}`;
     const bundle = await withBuildLock(root, nowMs, () =>

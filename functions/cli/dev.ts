@@ -1,7 +1,7 @@
-import { buildCommand } from '../../lib/build/build-command.ts';
-import { buildOptions, demoOptions, localUpOptions } from '../../lib/config/dev-options.ts';
-import { demoCommand } from '../../lib/local/demo.ts';
-import { localUpCommand } from '../../lib/local/local-up.ts';
+import { buildCommand } from '@khrun/devkit/build/build-command.ts';
+import { buildOptions, demoOptions, localUpOptions } from '@khrun/devkit/dev-options.ts';
+import { demoCommand } from '@khrun/devkit/local/demo.ts';
+import { localUpCommand } from '@khrun/devkit/local/local-up.ts';
 import { type CommandBody, signalOnTermination } from './context.ts';
 
 // The developer commands' bodies (their flags are in dev-specs.ts). functions/cli.ts loads this module with

@@ -118,7 +118,7 @@ export async function staleFiles(helm: string, root: string): Promise<string[]> 
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { resolveHelm } = await import('../../lib/local/binaries.ts');
+  const { resolveHelm } = await import('@khrun/devkit/local/binaries.ts');
   const root = resolve(import.meta.dirname, '../..');
   const cacheDir =
     process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun');

@@ -1,10 +1,10 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { type LocalCluster, startLocalCluster } from '@khrun/devkit/local/cluster.ts';
+import { kubeConfigFor } from '@khrun/devkit/local/kubeconfig.ts';
+import type { ImageMapEntry } from '@khrun/devkit/local/kubelet/image-map.ts';
 import { CoreV1Api, type KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
-import { type LocalCluster, startLocalCluster } from '../../lib/local/cluster.ts';
-import { kubeConfigFor } from '../../lib/local/kubeconfig.ts';
-import type { ImageMapEntry } from '../../lib/local/kubelet/image-map.ts';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { buildBundles } from '../../lib/build/bundle.ts';
+import { buildBundles } from '@khrun/devkit/build/bundle.ts';
 
 const run = promisify(execFile);
 

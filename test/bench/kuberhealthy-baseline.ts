@@ -1,10 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import type { ImageMapEntry } from '@khrun/devkit/local/kubelet/image-map.ts';
+import { kuberhealthyV2ImageMap } from '@khrun/devkit/local/kuberhealthy-v2.ts';
+import { kuberhealthyV3Binary, kuberhealthyV3ImageMap } from '@khrun/devkit/local/kuberhealthy-v3.ts';
 import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
-import type { ImageMapEntry } from '../../lib/local/kubelet/image-map.ts';
-import { kuberhealthyV2ImageMap } from '../../lib/local/kuberhealthy-v2.ts';
-import { kuberhealthyV3Binary, kuberhealthyV3ImageMap } from '../../lib/local/kuberhealthy-v3.ts';
 import { dropNamespace, freshNamespace } from '../integration/helpers/cluster.ts';
 import { useKubeconfigOutsideVitest } from '../integration/helpers/deploy.ts';
 import { kuberhealthyV2Source, startKuberhealthyV2 } from '../integration/helpers/kuberhealthy-v2.ts';

@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { resolveKubectl } from '@khrun/devkit/local/binaries.ts';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
-import { resolveKubectl } from '../../lib/local/binaries.ts';
 import { repoRoot } from './bench-cluster.ts';
 
 const run = promisify(execFile);

@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { resolveHelm } from '@khrun/devkit/local/binaries.ts';
 import {
   ApiextensionsV1Api,
   AuthorizationV1Api,
@@ -16,7 +17,6 @@ import { dump, loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHART_DIR, DEPLOY_NAMESPACE, helmTemplate, staleFiles } from '../../infra/helm/render-deploy.ts';
 import { isNotFound } from '../../lib/kube/errors.ts';
-import { resolveHelm } from '../../lib/local/binaries.ts';
 import { readDispatchClaim, readLastOutcome } from '../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, uniqueName, waitFor } from './helpers/cluster.ts';

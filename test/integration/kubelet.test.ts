@@ -4,6 +4,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
+import { type ProcessKubelet, startProcessKubelet } from '@khrun/devkit/local/kubelet/kubelet.ts';
+import { podNetworkForSlot, podNetworkNames } from '@khrun/devkit/local/pod-network.ts';
 import {
   BatchV1Api,
   CoordinationV1Api,
@@ -16,8 +18,6 @@ import {
   type V1PodSpec,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type ProcessKubelet, startProcessKubelet } from '../../lib/local/kubelet/kubelet.ts';
-import { podNetworkForSlot, podNetworkNames } from '../../lib/local/pod-network.ts';
 import {
   adminKubeConfig,
   dropNamespace,

@@ -1,5 +1,5 @@
+import { imagesIn, kuberhealthyV2Entries } from '@khrun/devkit/local/kuberhealthy-v2.ts';
 import { describe, expect, it } from 'vitest';
-import { imagesIn, kuberhealthyV2Entries } from '../../lib/local/kuberhealthy-v2.ts';
 import { replaceBlock } from '../compat/table.ts';
 import { daemonObjects, inNamespace, khjobsCrd } from '../compat/v2-manifests.ts';
 import { compareOutcomes, writeCompatResults } from '../compat/v2-results.ts';

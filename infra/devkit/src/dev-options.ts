@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
-import { ConfigError } from './config-error.ts';
-import { type ConfigInput, type Env, setting } from './setting.ts';
-import { integer } from './values.ts';
+import { ConfigError } from '../../../lib/config/config-error.ts';
+import { type ConfigInput, type Env, setting } from '../../../lib/config/setting.ts';
+import { integer } from '../../../lib/config/values.ts';
 
 // Options of the developer commands (`khrun local up`, `khrun demo`, `khrun build`). Only the dev module
 // (functions/cli/dev.ts) imports this file, so none of it is in a product bundle.

@@ -2,9 +2,9 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pinnedVersions, resolveBinaries } from '../../lib/local/binaries.ts';
+import { pinnedVersions, resolveBinaries } from '../src/local/binaries.ts';
 
-const buildDir = resolve(import.meta.dirname, '../../infra/build');
+const buildDir = resolve(import.meta.dirname, '../../build');
 let dir: string;
 
 async function stub(path: string) {

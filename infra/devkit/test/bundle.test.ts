@@ -9,10 +9,10 @@ import {
   buildBundles,
   CREATE_REQUIRE_BANNER,
   discoverEntries,
-} from '../../lib/build/bundle.ts';
-import { measureColdImport } from '../../lib/build/cold-import.ts';
+} from '../src/build/bundle.ts';
+import { measureColdImport } from '../src/build/cold-import.ts';
 
-const root = resolve(import.meta.dirname, '../..');
+const root = resolve(import.meta.dirname, '../../..');
 const run = promisify(execFile);
 // Tests that start Node processes: generous, since a loaded 2-core CI machine takes seconds per start.
 const SPAWNS_MS = 60_000;

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CheckoutStamp } from '../../lib/build/checkout-stamp.mjs';
+import type { CheckoutStamp } from '../src/build/checkout-stamp.mjs';
 
 // functions/khrun.mjs in a copy of the checkout (functions/, lib/ and the configuration; node_modules linked),
 // so that the tests can edit sources: which code each invocation ran is told by what it printed.
 
-const repoRoot = resolve(import.meta.dirname, '../..');
+const repoRoot = resolve(import.meta.dirname, '../../..');
 const execFileAsync = promisify(execFile);
 // Builds and tsx starts on a loaded 2-core machine take seconds to tens of seconds.
 const SLOW_MS = 240_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBuildProgress, EXPECTED_PACKAGES, progressLine } from '../../lib/local/go-build.ts';
+import { createBuildProgress, EXPECTED_PACKAGES, progressLine } from '../src/local/go-build.ts';
 
 // The first `khrun local up` builds the control plane for minutes: on a terminal one updating line with a
 // bar and an estimate, piped the plain lines a log keeps.

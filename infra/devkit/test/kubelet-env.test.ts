@@ -7,7 +7,7 @@ import {
   referencedEnvObjects,
   resolveContainerEnv,
   serviceEnv,
-} from '../../lib/local/kubelet/env.ts';
+} from '../src/local/kubelet/env.ts';
 
 const pod: V1Pod = {
   metadata: {

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HostMountPoints } from '../../lib/local/kubelet/host-paths.ts';
+import { HostMountPoints } from '../src/local/kubelet/host-paths.ts';
 
 describe('HostMountPoints', () => {
   const dirs: string[] = [];

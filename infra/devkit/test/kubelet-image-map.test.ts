@@ -8,10 +8,10 @@ import {
   loadImageMapFile,
   lookupImage,
   parseImageMap,
-} from '../../lib/local/kubelet/image-map.ts';
-import { dockerfileCommand, KHRUN_IMAGE, khrunImageEntry } from '../../lib/local/kubelet/khrun-image.ts';
+} from '../src/local/kubelet/image-map.ts';
+import { dockerfileCommand, KHRUN_IMAGE, khrunImageEntry } from '../src/local/kubelet/khrun-image.ts';
 
-const root = resolve(import.meta.dirname, '../..');
+const root = resolve(import.meta.dirname, '../../..');
 const entry = (image: string, entrypoint: string[], cmd: string[] = []): ImageMapEntry => ({
   image,
   entrypoint,

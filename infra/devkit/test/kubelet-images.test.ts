@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkImage, parseImageReference } from '../../lib/local/kubelet/images.ts';
+import { checkImage, parseImageReference } from '../src/local/kubelet/images.ts';
 
 describe('image conventions of the process kubelet', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IpPool, ipToNumber, numberToIp } from '../../lib/local/kubelet/ip-pool.ts';
+import { IpPool, ipToNumber, numberToIp } from '../src/local/kubelet/ip-pool.ts';
 
 describe('IpPool', () => {
   it('hands out addresses from the first one upward and reuses released ones', () => {

@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseLogQuery } from '../../lib/local/kubelet/log-server.ts';
-import { lastBytes, lastLines, readTail, terminationMessage } from '../../lib/local/kubelet/logs.ts';
+import { parseLogQuery } from '../src/local/kubelet/log-server.ts';
+import { lastBytes, lastLines, readTail, terminationMessage } from '../src/local/kubelet/logs.ts';
 
 describe('lastLines', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { buildPrelude, isUnder, planMounts, shellQuote } from '../../lib/local/kubelet/container-process.ts';
-import type { PreparedVolume } from '../../lib/local/kubelet/volumes.ts';
+import { buildPrelude, isUnder, planMounts, shellQuote } from '../src/local/kubelet/container-process.ts';
+import type { PreparedVolume } from '../src/local/kubelet/volumes.ts';
 
 const volumes = new Map<string, PreparedVolume>([
   ['data', { name: 'data', hostPath: '/state/pod/volumes/data', readOnly: false }],

@@ -1,7 +1,7 @@
 import type { V1Node } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { nodeLease } from '../../lib/local/kubelet/lease.ts';
-import { buildNode, healthyConditions, type MachineInfo, nodeRepairs } from '../../lib/local/kubelet/node.ts';
+import { nodeLease } from '../src/local/kubelet/lease.ts';
+import { buildNode, healthyConditions, type MachineInfo, nodeRepairs } from '../src/local/kubelet/node.ts';
 
 const machine: MachineInfo = {
   cpus: 2,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crashLoopMessage, nextBackoffMs, shouldRestart } from '../../lib/local/kubelet/restart.ts';
+import { crashLoopMessage, nextBackoffMs, shouldRestart } from '../src/local/kubelet/restart.ts';
 
 describe('shouldRestart', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { ApiException, type V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { KubeletApi } from '../../lib/local/kubelet/api.ts';
-import { PodStatusWriter } from '../../lib/local/kubelet/status-writer.ts';
+import type { KubeletApi } from '../src/local/kubelet/api.ts';
+import { PodStatusWriter } from '../src/local/kubelet/status-writer.ts';
 
 const pod = (rv: string, uid = 'u'): V1Pod => ({
   metadata: { name: 'p', namespace: 'ns', uid, resourceVersion: rv },

@@ -1,13 +1,13 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { adoptRecords } from '../../lib/local/kubelet/adopt.ts';
+import { adoptRecords } from '../src/local/kubelet/adopt.ts';
 import {
   buildPodStatus,
   type ContainerRecord,
   type ContainerState,
   type PodRuntime,
   podPhase,
-} from '../../lib/local/kubelet/status.ts';
+} from '../src/local/kubelet/status.ts';
 
 const T = '2026-01-01T00:00:00Z';
 const running: ContainerState = { kind: 'running', startedAt: T, pid: 42 };

@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { KubeletApi } from '../../lib/local/kubelet/api.ts';
+import type { KubeletApi } from '../src/local/kubelet/api.ts';
 import {
   downwardFiles,
   prepareVolumes,
   projectKeys,
   VolumeSetupError,
-} from '../../lib/local/kubelet/volumes.ts';
+} from '../src/local/kubelet/volumes.ts';
 
 const data = { a: Buffer.from('alpha'), b: Buffer.from('beta') };
 

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import type { LocalCluster } from '@khrun/devkit/local/cluster.ts';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runListWatch } from '../../../lib/kube/list-watch.ts';
-import type { LocalCluster } from '../../../lib/local/cluster.ts';
 import { DEFAULT_API_RETRY_MS } from '../../../lib/report/handle-report.ts';
 import { goCheckerBinary } from '../helpers/khrun.ts';
 import { type Gate, startGate } from './helpers/checker.ts';

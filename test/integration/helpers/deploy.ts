@@ -3,10 +3,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { buildBundles } from '@khrun/devkit/build/bundle.ts';
+import { resolveKubectl } from '@khrun/devkit/local/binaries.ts';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { buildBundles } from '../../../lib/build/bundle.ts';
-import { resolveKubectl } from '../../../lib/local/binaries.ts';
 import { repoRoot } from './khrun.ts';
 
 const run = promisify(execFile);

@@ -1,8 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { buildKuberhealthyV2, type KuberhealthyV2Build } from '@khrun/devkit/local/kuberhealthy-v2.ts';
 import { dumpYaml, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { buildKuberhealthyV2, type KuberhealthyV2Build } from '../../../lib/local/kuberhealthy-v2.ts';
 import {
   daemonObjects,
   inNamespace,

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { kuberhealthyV3ModuleDir } from '@khrun/devkit/local/kuberhealthy-v3.ts';
 import {
   CoordinationV1Api,
   CustomObjectsApi,
@@ -13,7 +14,6 @@ import {
   type V1Deployment,
   type V1Pod,
 } from '@kubernetes/client-node';
-import { kuberhealthyV3ModuleDir } from '../../../lib/local/kuberhealthy-v3.ts';
 import { waitFor } from './cluster.ts';
 import { repoRoot } from './khrun.ts';
 

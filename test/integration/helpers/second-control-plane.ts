@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { resolveBinaries } from '../../../lib/local/binaries.ts';
-import { type ControlPlane, startControlPlane } from '../../../lib/local/control-plane.ts';
+import { resolveBinaries } from '@khrun/devkit/local/binaries.ts';
+import { type ControlPlane, startControlPlane } from '@khrun/devkit/local/control-plane.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 

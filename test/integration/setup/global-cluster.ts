@@ -1,10 +1,10 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { resolveKubectl } from '@khrun/devkit/local/binaries.ts';
+import { type LocalCluster, startLocalCluster } from '@khrun/devkit/local/cluster.ts';
+import { kuberhealthyV2ImageMap } from '@khrun/devkit/local/kuberhealthy-v2.ts';
+import { kuberhealthyV3Binary, kuberhealthyV3ImageMap } from '@khrun/devkit/local/kuberhealthy-v3.ts';
 import type { TestProject } from 'vitest/node';
-import { resolveKubectl } from '../../../lib/local/binaries.ts';
-import { type LocalCluster, startLocalCluster } from '../../../lib/local/cluster.ts';
-import { kuberhealthyV2ImageMap } from '../../../lib/local/kuberhealthy-v2.ts';
-import { kuberhealthyV3Binary, kuberhealthyV3ImageMap } from '../../../lib/local/kuberhealthy-v3.ts';
 import { goCheckerBinary } from '../helpers/khrun.ts';
 
 declare module 'vitest' {

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig, VersionApi } from '@kubernetes/client-node';
-import { retryWithBackoff } from '../core/backoff.ts';
+import { retryWithBackoff } from '../../../../lib/core/backoff.ts';
 import type { ClusterBinaries } from './binaries.ts';
 import { type StaticUser, writeCredentials } from './credentials.ts';
 import { freePort } from './free-port.ts';

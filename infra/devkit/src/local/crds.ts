@@ -6,8 +6,8 @@ import {
   loadAllYaml,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { isAlreadyExists } from '../kube/errors.ts';
-import { waitForSet } from '../kube/list-watch.ts';
+import { isAlreadyExists } from '../../../../lib/kube/errors.ts';
+import { waitForSet } from '../../../../lib/kube/list-watch.ts';
 
 /** Creates (or replaces) every CRD in dir and waits until each is Established. */
 export async function installCrds(kc: KubeConfig, dir: string, signal?: AbortSignal): Promise<string[]> {

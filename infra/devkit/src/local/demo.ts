@@ -1,12 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BatchV1Api, type KubeConfig, type V1CronJob, type V1Job } from '@kubernetes/client-node';
+import { EXIT } from '../../../../lib/core/exit-codes.ts';
+import { applyObjects, loadManifests } from '../../../../lib/kube/apply.ts';
+import { waitForSet } from '../../../../lib/kube/list-watch.ts';
+import { readConsecutiveFailures, readLastOutcome } from '../../../../lib/state/khstate.ts';
+import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../../../lib/state/resources.ts';
 import { buildBundles } from '../build/bundle.ts';
-import { EXIT } from '../core/exit-codes.ts';
-import { applyObjects, loadManifests } from '../kube/apply.ts';
-import { waitForSet } from '../kube/list-watch.ts';
-import { readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
-import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../state/resources.ts';
 import { startLocalCluster } from './cluster.ts';
 
 export interface DemoOptions {

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { withReportHost } from '../config/kubeconfig-report-host.ts';
-import { EXIT } from '../core/exit-codes.ts';
+import { withReportHost } from '../../../../lib/config/kubeconfig-report-host.ts';
+import { EXIT } from '../../../../lib/core/exit-codes.ts';
 import { startLocalCluster } from './cluster.ts';
 
 export interface LocalUpOptions {

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { type LocalCluster, startLocalCluster } from '../../../../lib/local/cluster.ts';
+import { type LocalCluster, startLocalCluster } from '@khrun/devkit/local/cluster.ts';
 import { repoRoot } from '../../helpers/khrun.ts';
 import type { Target } from './khrun-process.ts';
 

@@ -1,6 +1,6 @@
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import { isConflict, isNotFound } from '../../kube/errors.ts';
-import { apiClient } from '../../kube/timed-client.ts';
+import { isConflict, isNotFound } from '../../../../../lib/kube/errors.ts';
+import { apiClient } from '../../../../../lib/kube/timed-client.ts';
 
 /** What the pod side of the kubelet needs from the API server: a narrow port, faked in unit tests. */
 export interface KubeletApi {

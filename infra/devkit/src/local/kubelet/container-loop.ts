@@ -1,5 +1,5 @@
 import type { V1Container } from '@kubernetes/client-node';
-import { abortableDelay } from '../../core/abort.ts';
+import { abortableDelay } from '../../../../../lib/core/abort.ts';
 import { type RunnerContext, runContainerOnce } from './container-runner.ts';
 import { crashLoopMessage, nextBackoffMs, shouldRestart } from './restart.ts';
 import type { ContainerRecord } from './status.ts';

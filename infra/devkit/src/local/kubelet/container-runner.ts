@@ -1,8 +1,8 @@
 import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { abortableDelay } from '../../core/abort.ts';
-import { apiErrorMessage } from '../../kube/errors.ts';
+import { abortableDelay } from '../../../../../lib/core/abort.ts';
+import { apiErrorMessage } from '../../../../../lib/kube/errors.ts';
 import type { KubeletApi } from './api.ts';
 import {
   type ContainerProcess,

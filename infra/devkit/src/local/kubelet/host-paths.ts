@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { appendFile, mkdir, open, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { abortableDelay } from '../../core/abort.ts';
+import { abortableDelay } from '../../../../../lib/core/abort.ts';
 
 /** Where kubelets on this machine record the host mount points they use (a tmpfs: cleared at boot). */
 export const DEFAULT_MOUNT_POINT_REGISTRY = '/run/khrun/mount-points';

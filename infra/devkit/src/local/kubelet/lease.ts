@@ -1,6 +1,6 @@
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
-import { abortableDelay } from '../../core/abort.ts';
-import { apiErrorMessage, isConflict, isNotFound } from '../../kube/errors.ts';
+import { abortableDelay } from '../../../../../lib/core/abort.ts';
+import { apiErrorMessage, isConflict, isNotFound } from '../../../../../lib/kube/errors.ts';
 
 export const NODE_LEASE_NAMESPACE = 'kube-node-lease';
 

@@ -9,8 +9,8 @@ import {
   type V1NodeCondition,
   type V1Taint,
 } from '@kubernetes/client-node';
-import { apiErrorMessage, isAlreadyExists, isConflict, isNotFound } from '../../kube/errors.ts';
-import { runListWatch } from '../../kube/list-watch.ts';
+import { apiErrorMessage, isAlreadyExists, isConflict, isNotFound } from '../../../../../lib/kube/errors.ts';
+import { runListWatch } from '../../../../../lib/kube/list-watch.ts';
 
 /** What the Node object says about this machine; gathered once (machineInfo) and turned into a Node by buildNode. */
 export interface MachineInfo {

@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { abortableDelay } from '../../core/abort.ts';
-import { apiErrorMessage } from '../../kube/errors.ts';
+import { abortableDelay } from '../../../../../lib/core/abort.ts';
+import { apiErrorMessage } from '../../../../../lib/kube/errors.ts';
 import type { IpPool } from './ip-pool.ts';
 import type { RestartBackoff } from './restart.ts';
 import type { Sandbox, SandboxOps } from './sandbox.ts';

@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
-import { abortableDelay } from '../../core/abort.ts';
-import { apiErrorMessage } from '../../kube/errors.ts';
+import { abortableDelay } from '../../../../../lib/core/abort.ts';
+import { apiErrorMessage } from '../../../../../lib/kube/errors.ts';
 import { adoptRecords } from './adopt.ts';
 import type { KubeletApi } from './api.ts';
 import { runContainers } from './container-loop.ts';

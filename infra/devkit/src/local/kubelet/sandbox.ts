@@ -1,4 +1,4 @@
-import { limiter } from '../../core/limit.ts';
+import { limiter } from '../../../../../lib/core/limit.ts';
 import { createPodNetwork, deletePodNetwork, netnsPids, type PodNetwork } from '../pod-network.ts';
 
 /** A pod's network sandbox: its own namespace and address, or the host's for hostNetwork pods. */

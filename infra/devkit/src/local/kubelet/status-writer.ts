@@ -1,6 +1,6 @@
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
-import { abortableDelay } from '../../core/abort.ts';
-import { ApiErrorKind, apiErrorMessage, classifyApiError } from '../../kube/errors.ts';
+import { abortableDelay } from '../../../../../lib/core/abort.ts';
+import { ApiErrorKind, apiErrorMessage, classifyApiError } from '../../../../../lib/kube/errors.ts';
 import type { KubeletApi } from './api.ts';
 
 export interface StatusWriterOptions {
