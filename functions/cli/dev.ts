@@ -5,8 +5,8 @@ import { localUpCommand } from '@khrun/devkit/local/local-up.ts';
 import { type CommandBody, signalOnTermination } from './context.ts';
 
 // The developer commands' bodies (their flags are in dev-specs.ts). functions/cli.ts loads this module with
-// a computed import that esbuild does not follow, so the local cluster (lib/local) and esbuild (lib/build)
-// stay out of every product bundle; they run from a checkout (`npx khrun`, through tsx), never from the image.
+// a computed import that esbuild does not follow, so the devkit (infra/devkit: the local cluster, esbuild)
+// stays out of every product bundle; it runs from a checkout (`npx khrun`, through tsx), never from the image.
 
 /** `khrun local up`: the local cluster in the foreground. */
 const local: CommandBody = async ({ values, positionals }, ctx) => {

@@ -4,7 +4,8 @@ import { loadYaml } from '@kubernetes/client-node';
 /**
  * The name of the kubeconfig cluster extension that says where pods of that cluster reach the machine
  * the kubeconfig is used on: `khrun local up` writes it, so `khrun run` against the local cluster hosts
- * its report endpoint at a reachable address without flags, and the product never imports lib/local.
+ * its report endpoint at a reachable address without flags, and the product never imports the devkit
+ * (infra/devkit).
  * kubectl keeps such extensions (minikube writes one the same way):
  *
  *   clusters:

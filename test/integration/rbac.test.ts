@@ -285,8 +285,8 @@ function job(name: string) {
 
 describe('the runner runs a Kuberhealthy v3 HealthCheck with only its own rights', () => {
   it('khrun run --healthcheck as khrun-runner: v3 checker pod (blockOwnerDeletion), report, status, removal', async () => {
-    // OwnerReferencesPermissionEnforcement is on in the local cluster (lib/local/control-plane.ts): the
-    // pod's blockOwnerDeletion is refused unless the runner may update healthchecks/finalizers.
+    // OwnerReferencesPermissionEnforcement is on in the local cluster (infra/devkit/src/local/control-plane.ts):
+    // the pod's blockOwnerDeletion is refused unless the runner may update healthchecks/finalizers.
     const checks = await freshNamespace(admin, 'rbac-hc');
     try {
       const checker = await goCheckerV3Binary();

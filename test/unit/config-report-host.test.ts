@@ -12,7 +12,7 @@ import { loadKubeConfig } from '../../lib/kube/load-config.ts';
 import { kubeconfigFile } from './fakes/kubeconfig-file.ts';
 
 // `khrun run` against `khrun local up` needs no flags: local up records where pods reach this machine in
-// the kubeconfig it writes, and the product reads it from there without importing lib/local.
+// the kubeconfig it writes, and the product reads it from there without importing the devkit.
 
 const plain = kubeconfigFile();
 const local = kubeconfigFile();

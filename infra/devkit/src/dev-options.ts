@@ -32,7 +32,7 @@ function localClusterSettings(
 
 /**
  * `khrun local up [--dir DIR] [--image-map FILE]`: DIR (default .khrun/local) receives the kubeconfig; FILE
- * says what containers without `command` run (lib/local/kubelet/image-map.ts reads it).
+ * says what containers without `command` run (src/local/kubelet/image-map.ts reads it).
  */
 export function localUpOptions(
   input: ConfigInput<{ dir?: string; 'image-map'?: string }> & {

@@ -71,7 +71,7 @@ describe('esbuild bundles of functions/', () => {
     expect(Object.keys(meta.inputs).some((p) => p.includes('node_modules/esbuild/'))).toBe(false);
   });
 
-  it('ships no developer code: no product bundle has an input under lib/local/ or lib/build/', async () => {
+  it('ships no developer code: no product bundle has an input under infra/devkit/', async () => {
     const meta = JSON.parse(await readFile(result.metafilePath, 'utf8')) as {
       outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown> }>;
     };
@@ -79,7 +79,7 @@ describe('esbuild bundles of functions/', () => {
     expect(products).toHaveLength(result.bundles.length);
     for (const output of products) {
       const dev = Object.keys(output.inputs).filter(
-        (p) => /^lib\/(local|build)\//.test(p) || p === 'functions/cli/dev.ts',
+        (p) => p.startsWith('infra/devkit/') || p === 'functions/cli/dev.ts',
       );
       expect({ bundle: output.entryPoint, dev }).toEqual({ bundle: output.entryPoint, dev: [] });
     }

@@ -6,8 +6,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckoutStamp } from '../src/build/checkout-stamp.mjs';
 
-// functions/khrun.mjs in a copy of the checkout (functions/, lib/ and the configuration; node_modules linked),
-// so that the tests can edit sources: which code each invocation ran is told by what it printed.
+// functions/khrun.mjs in a copy of the checkout (functions/, lib/, infra/devkit/ and the configuration;
+// node_modules linked), so that the tests can edit sources: which code each invocation ran is told by what it
+// printed.
 
 const repoRoot = resolve(import.meta.dirname, '../../..');
 const execFileAsync = promisify(execFile);
@@ -17,7 +18,7 @@ let checkout: string;
 
 beforeAll(async () => {
   checkout = await mkdtemp(join(tmpdir(), 'khrun-launcher-'));
-  for (const path of ['functions', 'lib'])
+  for (const path of ['functions', 'lib', 'infra/devkit'])
     await cp(join(repoRoot, path), join(checkout, path), { recursive: true });
   for (const file of ['package.json', 'tsconfig.json']) await cp(join(repoRoot, file), join(checkout, file));
   await symlink(join(repoRoot, 'node_modules'), join(checkout, 'node_modules'));

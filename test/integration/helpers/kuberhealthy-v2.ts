@@ -18,7 +18,7 @@ import { repoRoot } from './khrun.ts';
  * The real Kuberhealthy v2.7.1 daemon on the integration cluster, run as the Deployment of its own
  * deploy/kuberhealthy.yaml (module `github.com/kuberhealthy/kuberhealthy/v2@v2.7.1`, built by the global
  * setup; the process kubelet maps the image `kuberhealthy/kuberhealthy` and its `/app/kuberhealthy` to that
- * build: lib/local/kuberhealthy-v2.ts).
+ * build: infra/devkit/src/local/kuberhealthy-v2.ts).
  *
  * API (stable: other tests build on it):
  * - `startKuberhealthyV2(kc, {namespace, replicas?})`: applies the daemon's objects into `namespace` (an

@@ -17,9 +17,9 @@ import {
  * reads, and npm's record of the installed packages. A change to any of them rebuilds.
  */
 export const BUILD_CONFIG_FILES = [
-  'lib/build/bundle.ts',
-  'lib/build/checkout-bundle.ts',
-  'lib/build/checkout-stamp.mjs',
+  'infra/devkit/src/build/bundle.ts',
+  'infra/devkit/src/build/checkout-bundle.ts',
+  'infra/devkit/src/build/checkout-stamp.mjs',
   'tsconfig.json',
   'package.json',
   INSTALLED_PACKAGES,

@@ -35,7 +35,7 @@ export interface LocalClusterOptions extends Omit<BinaryOptions, 'signal'> {
   /** Node packages pods find as if their image shipped them (NODE_PATH); khrun's node_modules by default. */
   imageNodePath?: string;
   /**
-   * What containers without `command` run (lib/local/kubelet/image-map.ts): these entries first, then
+   * What containers without `command` run (kubelet/image-map.ts): these entries first, then
    * those of imageMapFile, then khrun's own image (`khrun`, any tag: the local build of its ENTRYPOINT).
    */
   imageMap?: ImageMapEntry[];

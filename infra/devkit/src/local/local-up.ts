@@ -11,7 +11,7 @@ export interface LocalUpOptions {
   kubebuilderAssets?: string;
   /**
    * `--image-map FILE`: what containers without `command` run on the process kubelet (the format is in
-   * lib/local/kubelet/image-map.ts); khrun's own image is built in.
+   * kubelet/image-map.ts); khrun's own image is built in.
    */
   imageMapFile?: string;
   signal: AbortSignal;

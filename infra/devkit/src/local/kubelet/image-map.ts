@@ -124,7 +124,7 @@ export function containerArgv(
       message:
         `no command specified: image "${spec.image}" is not in the khrun process kubelet's image map, which ` +
         "stands in for an image's ENTRYPOINT and CMD; set command, or map the image " +
-        '(khrun local up --image-map FILE; see lib/local/kubelet/image-map.ts)',
+        '(khrun local up --image-map FILE; see infra/devkit/src/local/kubelet/image-map.ts)',
     };
   }
   const argv = [...entry.entrypoint, ...(spec.args ?? entry.cmd)];
