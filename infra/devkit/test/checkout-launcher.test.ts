@@ -1,5 +1,16 @@
 import { execFile } from 'node:child_process';
-import { appendFile, cp, mkdir, mkdtemp, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,8 +32,23 @@ beforeAll(async () => {
   for (const path of ['functions', 'lib', 'infra/devkit'])
     await cp(join(repoRoot, path), join(checkout, path), { recursive: true });
   for (const file of ['package.json', 'tsconfig.json']) await cp(join(repoRoot, file), join(checkout, file));
-  await symlink(join(repoRoot, 'node_modules'), join(checkout, 'node_modules'));
+  await linkNodeModules();
 });
+
+/**
+ * The copy's node_modules: a link to each of the checkout's packages, except the workspace link
+ * @khrun/devkit, which points at the copy's infra/devkit as npm ci would make it. Linking the whole folder
+ * would run the original's devkit, whose lib/ imports are the original's modules (another ConfigError).
+ */
+async function linkNodeModules() {
+  const from = join(repoRoot, 'node_modules');
+  const to = join(checkout, 'node_modules');
+  await mkdir(join(to, '@khrun'), { recursive: true });
+  for (const name of await readdir(from)) {
+    if (name !== '@khrun') await symlink(join(from, name), join(to, name));
+  }
+  await symlink(join(checkout, 'infra/devkit'), join(to, '@khrun/devkit'));
+}
 afterAll(async () => {
   await rm(checkout, { recursive: true, force: true });
 });
