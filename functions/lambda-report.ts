@@ -1,10 +1,10 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { reportFromUrlEvent } from '../lib/aws/report-event.ts';
 import { lambdaReportOptions } from '../lib/config/serve-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
+import { type KubeClient, kubeClient } from '../lib/kube/kube-client.ts';
 import type { CallerLookup } from '../lib/report/identify-caller.ts';
 import { kubeCallerLookup } from '../lib/report/kube-lookup.ts';
 import { sharedLookup } from '../lib/report/shared-lookup.ts';
@@ -13,7 +13,8 @@ import { sharedLookup } from '../lib/report/shared-lookup.ts';
 // (the runCheck function's too) each checker pod reports to a URL signed for its run; anything else is
 // refused before any API request. Pods reach it through NAT, so it never identifies them by source address.
 
-let runtime: { logger: Logger; kc: KubeConfig; lookup: CallerLookup } | undefined;
+// The warm runtime's one client object (its clock outlives an invocation) and its shared lookup.
+let runtime: { logger: Logger; client: KubeClient; lookup: CallerLookup } | undefined;
 
 export async function handler(
   event: APIGatewayProxyEventV2,
@@ -22,21 +23,22 @@ export async function handler(
   // A ConfigError fails the invocation with its message.
   const options = lambdaReportOptions({ env: process.env });
   if (!runtime) {
-    const kc = lambdaKubeConfig(options.cluster);
+    const logger = createLogger({ service: 'khrun-report', level: options.logLevel });
+    const client = kubeClient(lambdaKubeConfig(options.cluster), { log: logPort(logger) });
     runtime = {
-      logger: createLogger({ service: 'khrun-report', level: options.logLevel }),
-      kc,
+      logger,
+      client,
       // Kept while the function is warm: unsigned reports of one run (or a flood naming one) share a LIST.
-      lookup: sharedLookup(kubeCallerLookup(kc, options.scope, { ipLookupWaitMs: 0 }), {
+      lookup: sharedLookup(kubeCallerLookup(client, options.scope, { ipLookupWaitMs: 0 }), {
         nowMs: () => performance.now(),
       }),
     };
   }
-  const { logger, kc, lookup } = runtime;
+  const { logger, client, lookup } = runtime;
   logger.addContext(context);
   try {
     return await reportFromUrlEvent(event, {
-      kc,
+      client,
       scope: options.scope,
       log: logPort(logger),
       server: `lambda-${context.functionName}`,

@@ -1,11 +1,11 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Context } from 'aws-lambda';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { runBatchFromEvent, runFromEvent } from '../lib/aws/run-from-event.ts';
 import { lambdaRunPlan } from '../lib/config/batch-options.ts';
 import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
+import { type KubeClient, runnerClient } from '../lib/kube/kube-client.ts';
 
 // runCheck: one iteration of one khcheck, HealthCheck or khjob per invocation (from the tick, a schedule
 // rule or `aws lambda invoke`), event {"kind": "khcheck" | "khjob" | "healthcheck", "checkName": "...",
@@ -16,22 +16,24 @@ import { createLogger, logPort } from '../lib/core/log.ts';
 // "namespace": "...", "checkName": "..."}, ...]} (the tick's, at most 200 khchecks) runs each check as a full
 // iteration of its own in this one invocation and returns {"checks": [one entry per check]}.
 
-let runtime: { logger: Logger; kc: KubeConfig } | undefined;
+// The warm runtime's one runner client object: its bound and clock outlive an invocation, as the kubeconfig does.
+let runtime: { logger: Logger; client: KubeClient } | undefined;
 
 export async function handler(event: unknown, context: Context) {
   // Options as `khrun run` builds them; a bad event or ConfigError fails the invocation with its message.
   const plan = lambdaRunPlan({ event, env: process.env });
   const options = plan.options;
-  runtime ??= {
-    logger: createLogger({ service: 'khrun-run-check', level: options.logLevel }),
-    kc: lambdaKubeConfig(options.cluster),
-  };
-  const { logger, kc } = runtime;
+  if (!runtime) {
+    const logger = createLogger({ service: 'khrun-run-check', level: options.logLevel });
+    runtime = { logger, client: runnerClient(lambdaKubeConfig(options.cluster), logPort(logger)) };
+  }
+  const { logger, client } = runtime;
   logger.addContext(context);
   logger.refreshSampleRateCalculation();
   const budgetMs = context.getRemainingTimeInMillis() - options.budgetMarginMs;
   const shared = {
-    kc,
+    kc: client.kc,
+    client,
     runner: `lambda-${context.awsRequestId}`,
     report: options.report,
     signal: AbortSignal.timeout(Math.max(1_000, budgetMs)),

@@ -1,9 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { lambdaStatusOptions } from '../lib/config/status-options.ts';
 import { createLogger } from '../lib/core/log.ts';
+import { type KubeClient, kubeClient } from '../lib/kube/kube-client.ts';
 import { listHealthChecks } from '../lib/status/healthcheck-cache.ts';
 import { listKhStates } from '../lib/status/state-cache.ts';
 import { handleStatusRequest } from '../lib/status/status-routes.ts';
@@ -11,7 +11,7 @@ import { handleStatusRequest } from '../lib/status/status-routes.ts';
 // status: Kuberhealthy v2's status JSON, the status page and the metrics behind a Lambda function URL.
 // A Lambda keeps no watch between invocations, so each request lists the khstates and HealthChecks live.
 
-let runtime: { logger: Logger; kc: KubeConfig } | undefined;
+let runtime: { logger: Logger; client: KubeClient } | undefined;
 
 export async function handler(
   event: APIGatewayProxyEventV2,
@@ -21,9 +21,9 @@ export async function handler(
   const options = lambdaStatusOptions({ env: process.env });
   runtime ??= {
     logger: createLogger({ service: 'khrun-status', level: options.logLevel }),
-    kc: lambdaKubeConfig(options.cluster),
+    client: kubeClient(lambdaKubeConfig(options.cluster)),
   };
-  const { logger, kc } = runtime;
+  const { logger, client } = runtime;
   logger.addContext(context);
   try {
     const { scope } = options;
@@ -31,8 +31,8 @@ export async function handler(
     const query = event.rawQueryString ? `?${event.rawQueryString}` : '';
     const response = await handleStatusRequest(
       {
-        states: () => listKhStates(kc, namespaces),
-        healthChecks: () => listHealthChecks(kc, namespaces),
+        states: () => listKhStates(client, namespaces),
+        healthChecks: () => listHealthChecks(client, namespaces),
         currentMaster: `lambda-${context.functionName}`,
         clock: { nowMs: Date.now },
         metrics: options.metrics,

@@ -3,6 +3,7 @@ import { text } from 'node:stream/consumers';
 import { CONVERT_EXIT, convertCommand } from '../../lib/commands/convert.ts';
 import { convertOptions } from '../../lib/config/convert-options.ts';
 import { convertKube } from '../../lib/convert/convert-kube.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import type { CliCommand } from './context.ts';
 import { COMMON_FLAGS } from './flags.ts';
 
@@ -68,7 +69,10 @@ export const convert: CliCommand = {
     }
     return convertCommand({
       ...options,
-      cluster: options.kube && { kube: convertKube(options.kube.kc), namespace: options.kube.namespace },
+      cluster: options.kube && {
+        kube: convertKube(kubeClient(options.kube.kc)),
+        namespace: options.kube.namespace,
+      },
       readInput: (path) => (path === '-' ? text(process.stdin) : readFile(path, 'utf8')),
       write: ctx.write,
       warn: ctx.warn,

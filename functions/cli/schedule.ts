@@ -1,5 +1,5 @@
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { CoreV1Api, type V1PodTemplate, type V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { V1PodTemplate, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { lambdaDispatcher } from '../../lib/aws/lambda-invoke.ts';
 import { syncCommand } from '../../lib/commands/sync.ts';
 import { tickCommand } from '../../lib/commands/tick.ts';
@@ -10,7 +10,7 @@ import { tickOptions } from '../../lib/config/tick-options.ts';
 import { randomIds } from '../../lib/core/ids.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { ApiErrorKind, classifyApiError } from '../../lib/kube/errors.ts';
-import { apiServerClock } from '../../lib/kube/server-clock.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
 import { syncKube } from '../../lib/schedule/sync-kube.ts';
 import { jobDispatcher, readRunnerTemplate, tickKube } from '../../lib/schedule/tick-kube.ts';
@@ -102,6 +102,9 @@ export const tick: CliCommand = {
   async run({ values }, ctx) {
     const options = tickOptions({ flags: values, env: ctx.env });
     const { kc, dispatch } = options;
+    const log = logPort(loggerFor(options.logLevel));
+    // The tick's one client object: unbounded (the tick bounds its claims and dispatches itself).
+    const client = kubeClient(kc, { log });
     const dispatcher =
       dispatch.kind === 'lambda'
         ? lambdaDispatcher({
@@ -111,14 +114,13 @@ export const tick: CliCommand = {
             credentials: defaultProvider(),
           })
         : jobDispatcher({
-            kc,
+            client,
             namespace: dispatch.template.namespace,
-            template: await readRunnerTemplate(kc, dispatch.template.namespace, dispatch.template.name),
+            template: await readRunnerTemplate(client, dispatch.template.namespace, dispatch.template.name),
             jobOptions: DEFAULT_RUN_JOB_OPTIONS,
           });
-    const log = logPort(loggerFor(options.logLevel));
     return tickCommand({
-      kube: tickKube(kc),
+      kube: tickKube(client),
       dispatcher,
       scope: options.scope,
       identity: options.identity,
@@ -127,7 +129,7 @@ export const tick: CliCommand = {
       batchSize: options.batchSize,
       concurrency: options.concurrency,
       ids: randomIds,
-      clock: apiServerClock(kc, log),
+      clock: client.clock,
       output: options.output,
       log,
       write: ctx.write,
@@ -187,18 +189,16 @@ export const sync: CliCommand = {
   },
   async run({ values }, ctx) {
     const options = syncOptions({ flags: values, env: ctx.env });
-    const { kc, template: ref } = options;
+    const { template: ref } = options;
+    const client = kubeClient(options.kc);
     const { template, note } = options.dryRun
       ? await dryRunTemplate(
-          () =>
-            kc
-              .makeApiClient(CoreV1Api)
-              .readNamespacedPodTemplate({ name: ref.name, namespace: ref.namespace }),
+          () => client.core.readNamespacedPodTemplate({ name: ref.name, namespace: ref.namespace }),
           ref,
         )
-      : { template: await readRunnerTemplate(kc, ref.namespace, ref.name), note: undefined };
+      : { template: await readRunnerTemplate(client, ref.namespace, ref.name), note: undefined };
     return syncCommand({
-      kube: syncKube(kc),
+      kube: syncKube(client),
       scope: options.scope,
       template,
       jobOptions: DEFAULT_RUN_JOB_OPTIONS,

@@ -2,6 +2,7 @@ import { describeCommand } from '../../lib/commands/describe.ts';
 import { statusCommand } from '../../lib/commands/status.ts';
 import { watchStatus } from '../../lib/commands/status-watch.ts';
 import { describeOptions, statusOptions } from '../../lib/config/status-options.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { type CliCommand, signalOnTermination } from './context.ts';
 import { commonFlags } from './flags.ts';
 
@@ -38,7 +39,7 @@ export const status: CliCommand = {
       env: ctx.env,
       terminal: Boolean(process.stdout.isTTY),
     });
-    const common = { ...options, nowMs: () => Date.now(), write: ctx.write };
+    const common = { ...options, client: kubeClient(options.kc), nowMs: () => Date.now(), write: ctx.write };
     // Only a watch waits for Ctrl-C; a plain status ends by itself.
     return watch
       ? watchStatus({ ...common, signal: signalOnTermination(), warn: ctx.warn })
@@ -72,6 +73,11 @@ export const describe: CliCommand = {
       positionals,
       terminal: Boolean(process.stdout.isTTY),
     });
-    return describeCommand({ ...options, nowMs: () => Date.now(), write: ctx.write });
+    return describeCommand({
+      ...options,
+      client: kubeClient(options.kc),
+      nowMs: () => Date.now(),
+      write: ctx.write,
+    });
   },
 };

@@ -2,7 +2,7 @@ import { handbackCommand, takeoverCommand } from '../../lib/commands/takeover.ts
 import { handbackOptions, takeoverOptions } from '../../lib/config/takeover-options.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { healthCheckTakeoverStates } from '../../lib/healthcheck/takeover-states.ts';
-import { apiServerClock } from '../../lib/kube/server-clock.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { takeoverKube } from '../../lib/takeover/kube-takeover.ts';
 import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
 import { commonFlags } from './flags.ts';
@@ -47,9 +47,10 @@ export const takeover: CliCommand = {
   async run({ values }, ctx) {
     const options = takeoverOptions({ flags: values, env: ctx.env });
     const log = logPort(loggerFor(options.logLevel));
+    const client = kubeClient(options.kc, { log });
     return takeoverCommand({
-      kube: { ...takeoverKube(options.kc), healthChecks: healthCheckTakeoverStates(options.kc) },
-      clock: apiServerClock(options.kc, log),
+      kube: { ...takeoverKube(client), healthChecks: healthCheckTakeoverStates(client) },
+      clock: client.clock,
       log,
       signal: signalOnTermination(),
       output: options.output,
@@ -91,9 +92,10 @@ export const handback: CliCommand = {
   async run({ values }, ctx) {
     const options = handbackOptions({ flags: values, env: ctx.env });
     const log = logPort(loggerFor(options.logLevel));
+    const client = kubeClient(options.kc, { log });
     return handbackCommand({
-      kube: { ...takeoverKube(options.kc), healthChecks: healthCheckTakeoverStates(options.kc) },
-      clock: apiServerClock(options.kc, log),
+      kube: { ...takeoverKube(client), healthChecks: healthCheckTakeoverStates(client) },
+      clock: client.clock,
       log,
       signal: signalOnTermination(),
       output: options.output,

@@ -3,7 +3,6 @@ import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
 import { healthCheckPort } from '../healthcheck/healthcheck-port.ts';
 import { findRunByUuid } from '../healthcheck/report-route.ts';
 import { loggableError } from '../kube/errors.ts';
-import { apiServerClock } from '../kube/server-clock.ts';
 import type { ReportAccess } from '../report/authorize-report.ts';
 import { type CheckGate, gateCheckRequest } from '../report/check-gate.ts';
 import { CHECK_PATH } from '../report/check-url.ts';
@@ -48,7 +47,7 @@ export async function checkReportFromUrlEvent(
   event: APIGatewayProxyEventV2,
   deps: ReportEventDeps,
 ): Promise<APIGatewayProxyStructuredResultV2> {
-  const clock = apiServerClock(deps.kc, deps.log);
+  const clock = deps.client.clock;
   const headers = Object.fromEntries(
     Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
   );
@@ -73,7 +72,7 @@ export async function checkReportFromUrlEvent(
     : '';
   if (Buffer.byteLength(body) > DEFAULT_MAX_BODY_BYTES)
     return text(400, `report rejected: body is over the ${DEFAULT_MAX_BODY_BYTES}-byte limit`);
-  const api = healthCheckApi(deps.kc);
+  const api = healthCheckApi(deps.client);
   const port = healthCheckPort(api);
   try {
     const result = await handleCheckReport(

@@ -1,5 +1,5 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Log } from '../core/log.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import type { CallerLookup } from '../report/identify-caller.ts';
@@ -7,7 +7,7 @@ import type { ReportKey } from '../report/report-token.ts';
 
 /** What the function URL's report handlers (report-event.ts, check-event.ts) are given. */
 export interface ReportEventDeps {
-  kc: KubeConfig;
+  client: KubeClient;
   scope: NamespaceScope;
   log: Log;
   server: string;

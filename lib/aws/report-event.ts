@@ -1,7 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { loggableError } from '../kube/errors.ts';
 import { kubePort } from '../kube/kube-port.ts';
-import { apiServerClock } from '../kube/server-clock.ts';
 import { authorizeReport } from '../report/authorize-report.ts';
 import { CHECK_PATH } from '../report/check-url.ts';
 import { handleReport } from '../report/handle-report.ts';
@@ -44,7 +43,7 @@ export async function reportFromUrlEvent(
     return text(200, 'khrun report endpoint: POST {"OK": true|false, "Errors": [...]} to KH_REPORTING_URL');
   }
   // The API server's time (warm: from earlier responses; cold: the local clock, synchronised by AWS).
-  const clock = apiServerClock(deps.kc, deps.log);
+  const clock = deps.client.clock;
   const headers = Object.fromEntries(
     Object.entries(event.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
   );
@@ -69,12 +68,12 @@ export async function reportFromUrlEvent(
   if (Buffer.byteLength(body) > DEFAULT_MAX_BODY_BYTES) {
     return text(400, `report rejected: body is over the ${DEFAULT_MAX_BODY_BYTES}-byte limit`);
   }
-  const kube = kubePort(deps.kc);
+  const kube = kubePort(deps.client);
   try {
     const result = await handleReport(
       {
         // Header lookups only: with no source address, a UUID that names no pod is answered at once.
-        lookup: deps.lookup ?? kubeCallerLookup(deps.kc, deps.scope, { ipLookupWaitMs: 0 }),
+        lookup: deps.lookup ?? kubeCallerLookup(deps.client, deps.scope, { ipLookupWaitMs: 0 }),
         state: { read: kube.readState, replace: kube.replaceState },
         clock,
         log: deps.log,

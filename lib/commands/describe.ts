@@ -1,10 +1,4 @@
-import {
-  CoreV1Api,
-  type CoreV1Event,
-  CustomObjectsApi,
-  type KubeConfig,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL } from '../check/pod-builder.ts';
 import { isRunPod } from '../check/run-label.ts';
 import { EXIT } from '../core/exit-codes.ts';
@@ -21,6 +15,7 @@ import {
 } from '../healthcheck/resources.ts';
 import { FOREIGN_RUNNER, stateViewOf, timeoutMsOf } from '../healthcheck/state-view.ts';
 import { isNotFound } from '../kube/errors.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { readHistory } from '../state/history.ts';
 import {
   readAcceptedReport,
@@ -196,12 +191,12 @@ async function orNull<T>(p: Promise<T>): Promise<T | null> {
 
 /** Reads the khcheck, khstate, the check's pods and the Events on the khcheck. */
 export async function readDescribeView(
-  kc: KubeConfig,
+  client: KubeClient,
   namespace: string,
   name: string,
 ): Promise<DescribeView> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
+  const custom = client.custom;
+  const core = client.core;
   const co = { group: KH_GROUP, version: KH_VERSION, namespace, name };
   const [check, state, pods, events] = await Promise.all([
     orNull(custom.getNamespacedCustomObject({ ...co, plural: KHCHECK_PLURAL }) as Promise<KhCheck>),
@@ -220,12 +215,12 @@ export async function readDescribeView(
  * v3's `healthcheck` label and the Events on it; null when there is none of that name.
  */
 export async function readHealthCheckDescribeView(
-  kc: KubeConfig,
+  client: KubeClient,
   namespace: string,
   name: string,
 ): Promise<DescribeView | null> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
+  const custom = client.custom;
+  const core = client.core;
   const hc = (await orNull(
     custom.getNamespacedCustomObject({
       group: HC_GROUP,
@@ -268,18 +263,18 @@ export function describedState(hc: HealthCheck): KhState {
 
 /** `khrun describe CHECK`: a khcheck or khstate, else a HealthCheck; exit 2 when none of that name exists. */
 export async function describeCommand(opts: {
-  kc: KubeConfig;
+  client: KubeClient;
   namespace: string;
   name: string;
   color: boolean;
   nowMs: () => number;
   write: (text: string) => void;
 }): Promise<number> {
-  const khcheck = await readDescribeView(opts.kc, opts.namespace, opts.name);
+  const khcheck = await readDescribeView(opts.client, opts.namespace, opts.name);
   const view =
     khcheck.check || khcheck.state
       ? khcheck
-      : await readHealthCheckDescribeView(opts.kc, opts.namespace, opts.name);
+      : await readHealthCheckDescribeView(opts.client, opts.namespace, opts.name);
   if (!view) {
     opts.write(`khrun: no khcheck, khstate or HealthCheck named ${opts.name} in namespace ${opts.namespace}`);
     return EXIT.usage;

@@ -5,9 +5,8 @@ import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
 import { healthCheckPort } from '../healthcheck/healthcheck-port.ts';
 import { healthCheckReportRoute } from '../healthcheck/report-route.ts';
 import { loggableError } from '../kube/errors.ts';
+import { type KubeClient, kubeClient, runnerClient, syncServerClock } from '../kube/kube-client.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
-import { apiServerClock } from '../kube/server-clock.ts';
-import { syncServerClock } from '../kube/timed-client.ts';
 import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import type { ReportKey } from '../report/report-token.ts';
@@ -63,8 +62,10 @@ export interface ServeCommandOptions {
 /** `khrun serve`: serves until the signal, then shuts down gracefully; exit 0 after a clean drain. */
 export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
   // Reports, ages and triggered runs are judged by the API server's time, read before the first report.
-  const clock = apiServerClock(opts.kc, opts.log);
-  await syncServerClock(opts.kc, { timeoutMs: 5_000, signal: opts.signal }).catch((error: unknown) =>
+  // One client object for the reports, the status caches and the v3 route (unbounded, as a tick's).
+  const client = kubeClient(opts.kc, { log: opts.log });
+  const { clock } = client;
+  await syncServerClock(client, { timeoutMs: 5_000, signal: opts.signal }).catch((error: unknown) =>
     opts.log.warn("the API server's time could not be read; reports use the local clock until it answers", {
       error: loggableError(error),
     }),
@@ -76,12 +77,12 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
       ? undefined
       : {
           states: startStateCache({
-            kc: opts.kc,
+            client,
             namespaces,
             onInterruption: (reason) => opts.log.warn('khstate watch interrupted; resuming', { reason }),
           }),
           healthChecks: startHealthCheckCache({
-            kc: opts.kc,
+            client,
             namespaces,
             onInterruption: (reason) => opts.log.warn('HealthCheck watch interrupted; resuming', { reason }),
           }),
@@ -99,7 +100,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
       ]
     : [];
   // Kuberhealthy v3's report path, for HealthCheck runs (lib/healthcheck): the same key, policy and scope.
-  const api = healthCheckApi(opts.kc);
+  const api = healthCheckApi(client);
   const check = healthCheckReportRoute({
     api,
     port: healthCheckPort(api),
@@ -111,7 +112,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
   });
   try {
     const extraRoutes = [check, ...status, ...(opts.extraRoutes ?? [])];
-    return await serveUntilSignal({ ...opts, clock, extraRoutes });
+    return await serveUntilSignal({ ...opts, client, clock, extraRoutes });
   } finally {
     await Promise.all([cache?.states.close(), cache?.healthChecks.close()]);
   }
@@ -122,6 +123,8 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
  * endpoint is already on the listener). The reporting URL is known once the listener is up.
  */
 function serveTrigger(opts: ServeCommandOptions, trigger: ServeTriggerOptions, reportingUrl: () => string) {
+  // The triggered runs share one runner client object: RUNNER_REQUESTS_IN_FLIGHT between all of them.
+  const client = runnerClient(opts.kc, opts.log);
   const runs = triggerRuns({
     maxRuns: trigger.maxRuns,
     maxWaitMs: trigger.maxWaitMs,
@@ -131,6 +134,7 @@ function serveTrigger(opts: ServeCommandOptions, trigger: ServeTriggerOptions, r
     start: (target, hooks) =>
       runCheck({
         kc: opts.kc,
+        client,
         namespace: target.namespace,
         checkName: target.checkName,
         runner: opts.identity,
@@ -158,7 +162,9 @@ function urlFor(reportTo: ServeTriggerOptions['reportTo'], port: number): string
   return `http://${host}:${port}${REPORT_PATH}`;
 }
 
-async function serveUntilSignal(opts: ServeCommandOptions & { clock: Clock }): Promise<number> {
+async function serveUntilSignal(
+  opts: ServeCommandOptions & { client: KubeClient; clock: Clock },
+): Promise<number> {
   let reportingUrl = '';
   const trigger = opts.trigger ? serveTrigger(opts, opts.trigger, () => reportingUrl) : undefined;
   const serve = await startServe({

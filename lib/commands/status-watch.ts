@@ -121,9 +121,9 @@ function readyOrAborted(
 export async function watchStatus(
   opts: StatusCommandOptions & { signal: AbortSignal; warn: (line: string) => void },
 ): Promise<number> {
-  const checks: KhCheck[] = await listChecks(opts.kc, opts.namespaces);
+  const checks: KhCheck[] = await listChecks(opts.client, opts.namespaces);
   const cacheOptions = {
-    kc: opts.kc,
+    client: opts.client,
     namespaces: opts.namespaces,
     onInterruption: (reason: string) => opts.warn(`khrun: ${escapeControls(reason)}`),
   };

@@ -1,10 +1,10 @@
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { EXIT } from '../core/exit-codes.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
 import { oneLine, truncateChars } from '../core/text.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import { stateViewOf } from '../healthcheck/state-view.ts';
 import { healthCheckStatusView } from '../healthcheck/status-view.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { retryTransient } from '../kube/transient.ts';
 import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck, type KhState } from '../state/resources.ts';
@@ -165,7 +165,7 @@ export function statusColumnWidths(
 }
 
 export interface StatusCommandOptions {
-  kc: KubeConfig;
+  client: KubeClient;
   /** Only these namespaces; empty: all. */
   namespaces: string[];
   output: StatusOutput;
@@ -177,8 +177,8 @@ export interface StatusCommandOptions {
 }
 
 /** The khchecks in scope; an API server that asks to back off (429 while its storage settles) is retried. */
-export async function listChecks(kc: KubeConfig, namespaces: readonly string[]): Promise<KhCheck[]> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
+export async function listChecks(client: KubeClient, namespaces: readonly string[]): Promise<KhCheck[]> {
+  const custom = client.custom;
   const co = { group: KH_GROUP, version: KH_VERSION, plural: KHCHECK_PLURAL };
   const lists = await retryTransient(() =>
     namespaces.length
@@ -194,9 +194,9 @@ export async function listChecks(kc: KubeConfig, namespaces: readonly string[]):
  */
 export async function statusCommand(opts: StatusCommandOptions): Promise<number> {
   const [checks, states, healthChecks] = await Promise.all([
-    listChecks(opts.kc, opts.namespaces),
-    retryTransient(() => listKhStates(opts.kc, opts.namespaces)),
-    retryTransient(() => listHealthChecks(opts.kc, opts.namespaces)),
+    listChecks(opts.client, opts.namespaces),
+    retryTransient(() => listKhStates(opts.client, opts.namespaces)),
+    retryTransient(() => listHealthChecks(opts.client, opts.namespaces)),
   ]);
   if (opts.output === 'json' || opts.output === 'yaml') {
     const status = buildStatus(states, {

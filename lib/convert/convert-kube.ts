@@ -1,6 +1,5 @@
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { isNotFound } from '../kube/errors.ts';
-import { apiClient } from '../kube/timed-client.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import type { JsonObject } from './field-path.ts';
 import { CHECK_KINDS, type CheckKind } from './kinds.ts';
 import type { ConvertKube } from './port.ts';
@@ -11,8 +10,8 @@ interface ListAnswer {
 }
 
 /** ConvertKube over the real API server: one request per call; lists follow `continue` to the end. */
-export function convertKube(kc: KubeConfig): ConvertKube {
-  const custom = apiClient(kc, CustomObjectsApi);
+export function convertKube(client: KubeClient): ConvertKube {
+  const custom = client.custom;
   const coordinates = (kind: CheckKind) => ({
     group: CHECK_KINDS[kind].group,
     version: CHECK_KINDS[kind].version,

@@ -1,10 +1,10 @@
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { type EventSink, outcomeEvent } from '../run/events.ts';
 import { HC_API_VERSION, HC_KIND } from './resources.ts';
 
 /** khrun's outcome Events, on the HealthCheck (`kubectl describe healthcheck` lists them). */
-export function healthCheckEventSink(kc: KubeConfig): EventSink {
-  const core = kc.makeApiClient(CoreV1Api);
+export function healthCheckEventSink(client: KubeClient): EventSink {
+  const core = client.core;
   return {
     async outcomeRecorded(recorded) {
       const event = outcomeEvent(recorded);

@@ -1,9 +1,9 @@
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { classifyApiError, isNotFound, WriteConflict } from '../kube/errors.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { kubePort, writerAgent } from '../kube/kube-port.ts';
 import { runListWatch } from '../kube/list-watch.ts';
 import type { KubePort } from '../kube/port.ts';
-import { apiClient } from '../kube/timed-client.ts';
 import { HC_GROUP, HC_PLURAL, HC_VERSION, type HealthCheck } from './resources.ts';
 
 interface WatchOpts {
@@ -37,10 +37,10 @@ function conflictOr(error: unknown): never {
 const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL };
 
 /** HealthCheckApi over the real API server; pods as the khcheck port handles them (kube-port.ts). */
-export function healthCheckApi(kc: KubeConfig): HealthCheckApi {
-  const core = apiClient(kc, CoreV1Api);
-  const custom = apiClient(kc, CustomObjectsApi);
-  const pods = kubePort(kc);
+export function healthCheckApi(client: KubeClient): HealthCheckApi {
+  const core = client.core;
+  const custom = client.custom;
+  const pods = kubePort(client);
   const target = (hc: HealthCheck) => ({
     ...co,
     namespace: hc.metadata.namespace,
@@ -77,7 +77,7 @@ export function healthCheckApi(kc: KubeConfig): HealthCheckApi {
     removePod: pods.removePod,
     watchPods: ({ namespace, labelSelector, signal, onInterruption, onChange }) =>
       runListWatch<V1Pod>({
-        kc,
+        kc: client,
         path: `/api/v1/namespaces/${namespace}/pods`,
         labelSelector,
         signal,
@@ -86,7 +86,7 @@ export function healthCheckApi(kc: KubeConfig): HealthCheckApi {
       }),
     watchCheck: ({ namespace, name, signal, onInterruption, onChange }) =>
       runListWatch<HealthCheck>({
-        kc,
+        kc: client,
         path: `/apis/${HC_GROUP}/${HC_VERSION}/namespaces/${namespace}/${HC_PLURAL}`,
         fieldSelector: `metadata.name=${name}`,
         signal,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { apiServerClock } from '../kube/server-clock.ts';
+import { runnerClient } from '../kube/kube-client.ts';
 import { CHECK_PATH, signedCheckUrl } from '../report/check-url.ts';
 import { DEFAULT_MAX_BODY_BYTES, type RunningServer, startReportServer } from '../report/http-server.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
@@ -43,8 +43,10 @@ export function checkUrlOf(reportUrl: string): string {
  * bare, looked up by kh-run-uuid as v3 does). Everything it started is stopped on return.
  */
 export async function runHealthCheck(opts: RunCheckOptions): Promise<IterationResult> {
-  const clock = apiServerClock(opts.kc, opts.log);
-  const api = healthCheckApi(opts.kc);
+  // A runner's client object (bounded as a session's), unless one is handed in to share.
+  const client = opts.client ?? runnerClient(opts.kc, opts.log);
+  const { clock } = client;
+  const api = healthCheckApi(client);
   const kube = healthCheckPort(api);
   let server: RunningServer | undefined;
   try {
@@ -59,7 +61,7 @@ export async function runHealthCheck(opts: RunCheckOptions): Promise<IterationRe
       const maxBodyBytes = opts.report.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
       server = await startReportServer(
         {
-          lookup: kubeCallerLookup(opts.kc, { namespaces: [opts.namespace] }),
+          lookup: kubeCallerLookup(client, { namespaces: [opts.namespace] }),
           state: { read: kube.readState, replace: kube.replaceState },
           clock,
           log: opts.log,
@@ -90,7 +92,7 @@ export async function runHealthCheck(opts: RunCheckOptions): Promise<IterationRe
         clock,
         ids: { runUuid: randomUUID },
         log: opts.log,
-        events: healthCheckEventSink(opts.kc),
+        events: healthCheckEventSink(client),
         endpoints: httpEndpointProbe,
       },
       {

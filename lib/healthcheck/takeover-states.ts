@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { waitForSet } from '../kube/list-watch.ts';
 import type { TakeoverStates } from '../takeover/port.ts';
 import { healthCheckApi } from './healthcheck-api.ts';
@@ -11,8 +11,8 @@ import { FOREIGN_RUNNER, stateViewOf } from './state-view.ts';
  * install (lib/takeover/port.ts): the state views and writes of the HealthCheck port, so taking over is the
  * same compare-and-swap on the same view the runner claims on; v3's run in flight reads as FOREIGN_RUNNER's.
  */
-export function healthCheckTakeoverStates(kc: KubeConfig): TakeoverStates {
-  const api = healthCheckApi(kc);
+export function healthCheckTakeoverStates(client: KubeClient): TakeoverStates {
+  const api = healthCheckApi(client);
   const port = healthCheckPort(api);
   return {
     readState: port.readState,
@@ -24,7 +24,7 @@ export function healthCheckTakeoverStates(kc: KubeConfig): TakeoverStates {
     listStates: async () => (await api.list()).map(stateViewOf),
     waitForStates: (decide, opts) =>
       waitForSet<HealthCheck, ReturnType<typeof decide> & {}>({
-        kc,
+        kc: client,
         path: `/apis/${HC_GROUP}/${HC_VERSION}/${HC_PLURAL}`,
         decide: (items) => decide([...items.values()].map(stateViewOf)) ?? undefined,
         ...opts,

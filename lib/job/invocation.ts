@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { runnerClient } from '../kube/kube-client.ts';
 import { kubePort } from '../kube/kube-port.ts';
-import { apiServerClock } from '../kube/server-clock.ts';
 import { type RunCheckOptions, runCheck } from '../run/invocation.ts';
 import { kubeJobEventSink } from './job-events.ts';
 import { jobKube } from './job-kube.ts';
@@ -13,13 +13,15 @@ export type RunKhJobOptions = Omit<RunCheckOptions, 'checkName' | 'adapt'> & { j
  * khjobs. The run itself is runCheck's (report endpoint, iteration), through the khjob's ports.
  */
 export async function runKhJobInvocation(opts: RunKhJobOptions): Promise<JobRunResult> {
-  const clock = apiServerClock(opts.kc, opts.log);
+  // One client object for the khjob's ports and its run's session: one bound, one clock.
+  const client = opts.client ?? runnerClient(opts.kc, opts.log);
+  const { clock } = client;
   return runKhJob(
     {
-      jobs: jobKube(opts.kc),
-      base: { kube: kubePort(opts.kc), clock, ids: { runUuid: randomUUID }, log: opts.log },
-      events: kubeJobEventSink(opts.kc),
-      iterate: (adapt) => runCheck({ ...opts, checkName: opts.jobName, adapt }),
+      jobs: jobKube(client),
+      base: { kube: kubePort(client), clock, ids: { runUuid: randomUUID }, log: opts.log },
+      events: kubeJobEventSink(client),
+      iterate: (adapt) => runCheck({ ...opts, client, checkName: opts.jobName, adapt }),
     },
     { namespace: opts.namespace, name: opts.jobName, runner: opts.runner },
   );

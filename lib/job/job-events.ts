@@ -1,4 +1,4 @@
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { type EventSink, outcomeEvent } from '../run/events.ts';
 import { KHJOB_KIND } from './khjob.ts';
 
@@ -6,8 +6,8 @@ import { KHJOB_KIND } from './khjob.ts';
  * The engine's outcome Events, on the KuberhealthyJob instead of a KuberhealthyCheck, so `kubectl describe
  * khjob` lists them (needs `create` on `events` in the khjob's namespace, as for khchecks).
  */
-export function kubeJobEventSink(kc: KubeConfig): EventSink {
-  const core = kc.makeApiClient(CoreV1Api);
+export function kubeJobEventSink(client: KubeClient): EventSink {
+  const core = client.core;
   return {
     async outcomeRecorded(recorded) {
       const event = outcomeEvent(recorded);

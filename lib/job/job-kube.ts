@@ -1,7 +1,6 @@
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { classifyApiError, isNotFound, WriteConflict } from '../kube/errors.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { writerAgent } from '../kube/kube-port.ts';
-import { apiClient } from '../kube/timed-client.ts';
 import { KH_GROUP, KH_VERSION } from '../state/resources.ts';
 import { KHJOB_PLURAL, type KhJob } from './khjob.ts';
 
@@ -15,8 +14,8 @@ export interface JobKube {
 const co = { group: KH_GROUP, version: KH_VERSION, plural: KHJOB_PLURAL };
 
 /** JobKube over the API server (responses feed the API server clock, as every engine's reads do). */
-export function jobKube(kc: KubeConfig): JobKube {
-  const custom = apiClient(kc, CustomObjectsApi);
+export function jobKube(client: KubeClient): JobKube {
+  const custom = client.custom;
   return {
     async readJob(namespace, name) {
       try {

@@ -5,17 +5,13 @@ import type { KubeConfig, RequestContext, SecurityAuthentication } from '@kubern
  * client-node makes a new https.Agent for every request (KubeConfig.applySecurityAuthentication), so no
  * connection is reused: every request pays a TCP and TLS handshake, on the client and on the API server.
  * A tick that claims 1,000 checks makes 1,000 of them. This authentication does what the KubeConfig does
- * (headers, token, client certificate) and then hands the request one keep-alive agent per KubeConfig,
- * made from the same TLS options, made again only when those change (a rotated client certificate).
+ * (headers, token, client certificate) and then hands the request one keep-alive agent per authentication
+ * made here (a client object holds one, kube-client.ts, for all its typed clients), made from the same TLS
+ * options, made again only when those change (a rotated client certificate).
  * Proxy agents are left as they are.
  */
 export function keepAliveAuth(kc: KubeConfig): SecurityAuthentication {
-  let held = shared.get(kc);
-  if (!held) {
-    held = {};
-    shared.set(kc, held);
-  }
-  const slot = held;
+  const slot: { agent?: Agent; options?: AgentOptions } = {};
   return {
     getName: () => 'kubeconfig authentication, one keep-alive agent',
     async applySecurityAuthentication(context: RequestContext) {
@@ -32,9 +28,6 @@ export function keepAliveAuth(kc: KubeConfig): SecurityAuthentication {
     },
   };
 }
-
-/** One agent per KubeConfig, shared by every client made on it. */
-const shared = new WeakMap<KubeConfig, { agent?: Agent; options?: AgentOptions }>();
 
 const TLS_FIELDS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
 

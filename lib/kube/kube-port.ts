@@ -1,10 +1,4 @@
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  setHeaderOptions,
-  type V1Pod,
-} from '@kubernetes/client-node';
+import { setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL } from '../check/pod-builder.ts';
 import { isRunPod, runPodsSelector } from '../check/run-label.ts';
 import {
@@ -18,9 +12,9 @@ import {
 import { createPodOnce } from './create-pod.ts';
 import { classifyApiError, isConflict, isNotFound, WriteConflict } from './errors.ts';
 import { afterEvictionError, type PodRemoval } from './eviction-fallback.ts';
+import type { KubeClient } from './kube-client.ts';
 import { runListWatch } from './list-watch.ts';
 import type { KubePort, ListedPods } from './port.ts';
-import { apiClient } from './timed-client.ts';
 import { isTooManyRequests, retryTransient, THROTTLED_MS } from './transient.ts';
 
 const co = { group: KH_GROUP, version: KH_VERSION };
@@ -50,10 +44,9 @@ const unlessRefused = <T>(write: () => Promise<T>) =>
 const read = <T>(fn: () => Promise<T>) => retryTransient(fn, { throttledMs: THROTTLED_MS });
 
 /** KubePort over the real API server: one request per call, watches for waiting. */
-export function kubePort(kc: KubeConfig): KubePort {
-  // Every response feeds the API server clock the engines decide by (kube/server-clock.ts).
-  const core = apiClient(kc, CoreV1Api);
-  const custom = apiClient(kc, CustomObjectsApi);
+export function kubePort(client: KubeClient): KubePort {
+  // Every response feeds the client's API server clock the engines decide by (kube/server-clock.ts).
+  const { core, custom } = client;
   // Reads are tried again after a 5xx (kube/transient.ts), for up to 15 s with backoff (after a 429 for
   // five minutes): a read changes nothing, and a batch runner's 25 first reads at once should not fail 25
   // checks over one overloaded moment of the API server (seen under load: 22 of a batch's 25 checks ended failed on 504s). Writes only
@@ -193,7 +186,7 @@ export function kubePort(kc: KubeConfig): KubePort {
       };
       await Promise.all([
         runListWatch<V1Pod>({
-          kc,
+          kc: client,
           path: `/api/v1/namespaces/${namespace}/pods`,
           labelSelector: from ? checkPodsSelector(checkName) : runPodsSelector(runUuid),
           from,
@@ -207,7 +200,7 @@ export function kubePort(kc: KubeConfig): KubePort {
         }),
         watchState &&
           runListWatch<KhState>({
-            kc,
+            kc: client,
             path: `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${KHSTATE_PLURAL}`,
             fieldSelector: `metadata.name=${checkName}`,
             signal,

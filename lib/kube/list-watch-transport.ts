@@ -1,4 +1,5 @@
-import { type KubeConfig, type KubernetesObject, Watch } from '@kubernetes/client-node';
+import { type KubernetesObject, Watch } from '@kubernetes/client-node';
+import type { KubeClient } from './kube-client.ts';
 import { getJson } from './rest.ts';
 
 export interface Selectors {
@@ -34,11 +35,13 @@ export interface ListWatchTransport<T extends KubernetesObject> {
   ): Promise<{ abort(): void }>;
 }
 
-/** The transport over a real API server. */
-export function kubeListWatchTransport<T extends KubernetesObject>(kc: KubeConfig): ListWatchTransport<T> {
-  const watch = new Watch(kc);
+/** The transport over a real API server: lists through the client object (its bound, its clock), watches apart. */
+export function kubeListWatchTransport<T extends KubernetesObject>(
+  client: Pick<KubeClient, 'kc' | 'clock' | 'within'>,
+): ListWatchTransport<T> {
+  const watch = new Watch(client.kc);
   return {
-    list: (path, selectors, signal) => getJson<ListResult<T>>(kc, path, { ...selectors }, signal),
+    list: (path, selectors, signal) => getJson<ListResult<T>>(client, path, { ...selectors }, signal),
     watch: (path, query, onEvent, onDone) => watch.watch(path, { ...query }, onEvent, onDone),
   };
 }

@@ -1,7 +1,8 @@
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { abortableDelay } from '../core/abort.ts';
 import { Backoff } from '../core/backoff.ts';
 import { redactUrlQueries, statusCodeOf } from './errors.ts';
+import { type KubeClient, kubeClient } from './kube-client.ts';
 import {
   kubeListWatchTransport,
   type ListWatchTransport,
@@ -10,7 +11,11 @@ import {
 } from './list-watch-transport.ts';
 
 export interface ListWatchOptions<T extends KubernetesObject> {
-  kc: KubeConfig;
+  /**
+   * The API server: a client object (lists within its bound, feeding its clock), or a KubeConfig (a client
+   * object of its own, unbounded: tests and tools that watch on the side).
+   */
+  kc: KubeConfig | KubeClient;
   /** Collection path, e.g. /api/v1/namespaces/ns/pods or /apis/comcast.github.io/v1/namespaces/ns/khstates. */
   path: string;
   labelSelector?: string;
@@ -24,7 +29,7 @@ export interface ListWatchOptions<T extends KubernetesObject> {
   maxBackoffMs?: number;
   /** Waits out a back-off; resolves early or rejects when the signal aborts. Default: a timer. */
   delay?: (ms: number, signal: AbortSignal) => Promise<void>;
-  /** Where lists and watches go. Default: the API server of kc. */
+  /** Where lists and watches go. Default: kc's API server. */
   transport?: ListWatchTransport<T>;
   /**
    * A list the caller made already (same path and selectors), with the resourceVersion it is current at:
@@ -50,7 +55,9 @@ const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metad
  * Never polls on a timer. Leaves no listener on the signal behind, however often it reconnects.
  */
 export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOptions<T>): Promise<void> {
-  const transport = opts.transport ?? kubeListWatchTransport<T>(opts.kc);
+  const transport =
+    opts.transport ??
+    kubeListWatchTransport<T>(opts.kc instanceof KubeConfig ? kubeClient(opts.kc) : opts.kc);
   const delay = opts.delay ?? abortableDelay;
   const backoff = new Backoff({ initialMs: opts.initialBackoffMs ?? 100, maxMs: opts.maxBackoffMs ?? 5_000 });
   const selectors: Selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };

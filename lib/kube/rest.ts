@@ -1,19 +1,18 @@
 import { request } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { withinRequestLimit } from './request-limit.ts';
-import { apiServerClock } from './server-clock.ts';
+import type { KubeClient } from './kube-client.ts';
 
 /**
  * A GET of any API path, returning the parsed JSON. client-node's typed clients need one method per
  * resource; list-and-watch wants one code path for pods and custom resources alike. Every response feeds
- * the KubeConfig's API server clock, and it is sent within the KubeConfig's requests-in-flight limit.
+ * the client object's API server clock, and it is sent within the client's requests-in-flight limit.
  */
 export async function getJson<T>(
-  kc: KubeConfig,
+  client: Pick<KubeClient, 'kc' | 'clock' | 'within'>,
   path: string,
   query: Record<string, string | undefined>,
   signal?: AbortSignal,
 ): Promise<T> {
+  const { kc, clock } = client;
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const url = new URL(cluster.server.replace(/\/$/, '') + path);
@@ -23,9 +22,7 @@ export async function getJson<T>(
     headers: { accept: 'application/json' },
   };
   await kc.applyToHTTPSOptions(opts);
-  const clock = apiServerClock(kc);
-  return withinRequestLimit(
-    kc,
+  return client.within(
     () =>
       new Promise<T>((resolve, reject) => {
         const sentMonoMs = clock.monoMs();

@@ -1,6 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../core/clock.ts';
-import type { Log } from '../core/log.ts';
 import {
   boundsOf,
   DATE_RESOLUTION_MS,
@@ -48,7 +46,7 @@ export interface ServerClockOptions {
 const KEEP = { maxKept: 32, maxAgeMs: 10 * 60_000 };
 
 /**
- * A ServerClock fed by responses (see kube/timed-client.ts). Before the first response it reads the local
+ * A ServerClock fed by responses (see kube/timed-client.ts); a client object holds one (kube-client.ts). Before the first response it reads the local
  * wall clock: every engine reads the API server before it decides anything by time, so that reading is
  * only ever taken for the arrival of a report at an endpoint that has not talked to the API server yet.
  */
@@ -91,33 +89,4 @@ export function serverClock(opts: ServerClockOptions = {}): ServerClock {
     },
   };
   return clock;
-}
-
-const clocks = new WeakMap<KubeConfig, { clock: ServerClock; log?: Log }>();
-
-/**
- * The API server's clock as seen through this KubeConfig: one per KubeConfig, fed by every request khrun
- * makes with it (its typed clients and GETs), and shared by everything built from it (a runner's
- * iteration and report endpoint, serve's reports, status and triggered runs). The first caller with a log
- * gives it the log its skew warning goes to.
- */
-export function apiServerClock(kc: KubeConfig, log?: Log): ServerClock {
-  let entry = clocks.get(kc);
-  if (!entry) {
-    const created: { clock: ServerClock; log?: Log } = {
-      clock: serverClock({
-        onSkew: (skewMs) =>
-          created.log?.warn(
-            "the local clock is off the API server's; khrun decides by the API server's time",
-            {
-              skewMs: Math.round(skewMs),
-            },
-          ),
-      }),
-    };
-    entry = created;
-    clocks.set(kc, entry);
-  }
-  entry.log ??= log;
-  return entry.clock;
 }

@@ -1,7 +1,8 @@
-import { CoreV1Api, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { runPodsSelector } from '../check/run-label.ts';
 import { retryWithBackoff } from '../core/backoff.ts';
 import { isTransientApiError } from '../kube/errors.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { CallerLookup } from './identify-caller.ts';
 
@@ -18,11 +19,11 @@ const IP_SHAPE = /^[0-9a-fA-F:.]{2,45}$/;
  * it asynchronously), so the IP lookup retries briefly with backoff, as v2 did (for a minute there; a few seconds here).
  */
 export function kubeCallerLookup(
-  kc: KubeConfig,
+  client: KubeClient,
   scope: NamespaceScope,
   opts: { ipLookupWaitMs?: number } = {},
 ): CallerLookup {
-  const core = kc.makeApiClient(CoreV1Api);
+  const core = client.core;
   const list = async (selector: { labelSelector?: string; fieldSelector?: string }): Promise<V1Pod[]> => {
     if (scope === 'all') return (await core.listPodForAllNamespaces(selector)).items;
     const lists = await Promise.all(

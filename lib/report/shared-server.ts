@@ -1,6 +1,6 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { UnsignedPolicy } from './authorize-report.ts';
@@ -11,7 +11,7 @@ import { chainRoutes, healthRoutes, type Route } from './routes.ts';
 import { sharedLookup } from './shared-lookup.ts';
 
 export interface ServeOptions {
-  kc: KubeConfig;
+  client: KubeClient;
   /** The namespaces whose checker pods may report here: all, or a list. */
   scope: NamespaceScope;
   host: string;
@@ -46,10 +46,10 @@ export interface RunningServe {
  * waiting on that khstate sees it by watch. Stateless: any number of replicas can serve behind a Service.
  */
 export async function startServe(opts: ServeOptions): Promise<RunningServe> {
-  const kube = kubePort(opts.kc);
+  const kube = kubePort(opts.client);
   const clock = opts.clock ?? { nowMs: () => Date.now() };
   // Signed reports name their run and never look a pod up; unsigned ones share lookups (shared-lookup.ts).
-  const lookup = kubeCallerLookup(opts.kc, opts.scope);
+  const lookup = kubeCallerLookup(opts.client, opts.scope);
   let draining = false;
   const server: RunningServer = await startReportServer(
     {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { CoreV1Api, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import { formatMsAsGoDuration } from '../core/duration.ts';
 import { truncateUtf8 } from '../core/text.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import { OutcomeKind } from '../state/outcome-kind.ts';
 import { KH_GROUP, KH_VERSION } from '../state/resources.ts';
@@ -119,8 +120,8 @@ export function outcomeEvent(recorded: RecordedOutcome): CoreV1Event {
 }
 
 /** An EventSink writing core/v1 Events (needs `create` on `events` in the check's namespace). */
-export function kubeEventSink(kc: KubeConfig): EventSink {
-  const core = kc.makeApiClient(CoreV1Api);
+export function kubeEventSink(client: KubeClient): EventSink {
+  const core = client.core;
   return {
     async outcomeRecorded(recorded) {
       await core.createNamespacedEvent({ namespace: recorded.namespace, body: outcomeEvent(recorded) });

@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Log } from '../core/log.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
 import type { RunTimings } from './assess.ts';
 import type { IterationResult } from './iteration.ts';
@@ -9,6 +10,8 @@ export type { ReportHosting } from './runner-session.ts';
 
 export interface RunCheckOptions {
   kc: KubeConfig;
+  /** The client object to send through; default the session's own (runner-session.ts). */
+  client?: KubeClient;
   namespace: string;
   checkName: string;
   runner: string;

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
+import { type KubeClient, runnerClient } from '../kube/kube-client.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { KubePort } from '../kube/port.ts';
-import { limitRequests, RUNNER_REQUESTS_IN_FLIGHT } from '../kube/request-limit.ts';
-import { apiServerClock } from '../kube/server-clock.ts';
 import { type RunningServer, startReportServer } from '../report/http-server.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
 import {
@@ -29,6 +28,12 @@ export type ReportHosting =
 
 export interface RunnerSessionOptions {
   kc: KubeConfig;
+  /**
+   * The client object the session sends through (its bound, clock and keep-alive agent). Default: one of
+   * its own on kc, bounded at RUNNER_REQUESTS_IN_FLIGHT (kube-client.ts, runnerClient). Handed in to share
+   * one bound and clock between sessions (serve's triggered runs, a khjob's run and its own ports).
+   */
+  client?: KubeClient;
   /** Every namespace a check of this session lives in: the hosted endpoint serves exactly these. */
   namespaces: string[];
   runner: string;
@@ -45,8 +50,8 @@ export type SessionSettings = Omit<RunnerSessionOptions, 'namespaces'>;
 
 /** The session settings out of a wider options object (an invocation's, a command's), nothing else. */
 export function sessionSettings(o: SessionSettings): SessionSettings {
-  const { kc, runner, report, log, leaseMs, keepFinishedPods, takeOver } = o;
-  return { kc, runner, report, log, leaseMs, keepFinishedPods, takeOver };
+  const { kc, client, runner, report, log, leaseMs, keepFinishedPods, takeOver } = o;
+  return { kc, client, runner, report, log, leaseMs, keepFinishedPods, takeOver };
 }
 
 /** One check's iteration inside a session. */
@@ -83,11 +88,11 @@ export interface RunnerSession {
  * recorded as its outcome in one write; any other is stored in its khstate, as an external endpoint does.
  */
 export async function openRunnerSession(opts: RunnerSessionOptions): Promise<RunnerSession> {
-  // Decides by the API server's time: leases and deadlines are compared with times other machines wrote.
-  const clock = apiServerClock(opts.kc, opts.log);
   // The checks of a session take turns at the API server: RUNNER_REQUESTS_IN_FLIGHT at a time, watches aside.
-  limitRequests(opts.kc, RUNNER_REQUESTS_IN_FLIGHT);
-  const kube = kubePort(opts.kc);
+  const client = opts.client ?? runnerClient(opts.kc, opts.log);
+  // Decides by the API server's time: leases and deadlines are compared with times other machines wrote.
+  const { clock } = client;
+  const kube = kubePort(client);
   const namespaces = [...new Set(opts.namespaces)];
   let server: RunningServer | undefined;
   let reportingUrl: ReportingUrl;
@@ -100,7 +105,7 @@ export async function openRunnerSession(opts: RunnerSessionOptions): Promise<Run
     const key = randomReportKey();
     server = await startReportServer(
       {
-        lookup: kubeCallerLookup(opts.kc, { namespaces }),
+        lookup: kubeCallerLookup(client, { namespaces }),
         state: { read: kube.readState, replace: kube.replaceState },
         clock,
         log: opts.log,
@@ -117,7 +122,7 @@ export async function openRunnerSession(opts: RunnerSessionOptions): Promise<Run
     const base = server.url;
     reportingUrl = (run) => signedReportUrl(base, key, run);
   }
-  const events = kubeEventSink(opts.kc);
+  const events = kubeEventSink(client);
   const hostsReports = opts.report.kind === 'hosted';
   return {
     kube,

@@ -1,11 +1,6 @@
-import {
-  BatchV1Api,
-  type KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1CronJob,
-} from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1CronJob } from '@kubernetes/client-node';
 import { isNotFound } from '../kube/errors.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { retryTransient } from '../kube/transient.ts';
 import { KHCHECK_PLURAL, type KhCheck } from '../state/resources.ts';
 import { CHECK_CRONJOB_COMPONENT } from './check-cronjob.ts';
@@ -17,13 +12,13 @@ import { listInScope } from './tick-kube.ts';
 export const SYNC_FIELD_MANAGER = 'khrun-sync' as const;
 
 /** SyncKube over the API server: server-side apply under the field manager khrun-sync. */
-export function syncKube(kc: KubeConfig): SyncKube {
-  const batch = kc.makeApiClient(BatchV1Api);
+export function syncKube(client: KubeClient): SyncKube {
+  const batch = client.batch;
   const labelSelector = `${MANAGED_BY_LABEL}=${MANAGED_BY},${COMPONENT_LABEL}=${CHECK_CRONJOB_COMPONENT}`;
   const existing = new Map<string, string | undefined>();
   return {
-    listChecks: (scope) => retryTransient(() => listInScope<KhCheck>(kc, KHCHECK_PLURAL, scope)),
-    listHealthChecks: (scope) => retryTransient(() => listHealthChecks(kc, scope)),
+    listChecks: (scope) => retryTransient(() => listInScope<KhCheck>(client, KHCHECK_PLURAL, scope)),
+    listHealthChecks: (scope) => retryTransient(() => listHealthChecks(client, scope)),
     async listManagedCronJobs(scope) {
       const items = await retryTransient(async () =>
         scope === 'all'

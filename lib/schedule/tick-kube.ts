@@ -1,16 +1,9 @@
-import {
-  BatchV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type V1Job,
-  type V1PodTemplateSpec,
-} from '@kubernetes/client-node';
+import type { V1Job, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
 import { classifyApiError, isNotFound } from '../kube/errors.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
-import { apiClient } from '../kube/timed-client.ts';
 import { retryTransient } from '../kube/transient.ts';
 import {
   KH_GROUP,
@@ -41,13 +34,13 @@ const co = { group: KH_GROUP, version: KH_VERSION };
 
 /** Lists a khrun custom resource in the scope: one cluster-wide list, or one list per namespace. */
 export async function listInScope<T>(
-  kc: KubeConfig,
+  client: KubeClient,
   plural: string,
   scope: NamespaceScope,
   api: { group: string; version: string } = co,
 ): Promise<T[]> {
-  // Through a timed client: the tick's due times are judged by the API server's clock these lists set.
-  const custom = apiClient(kc, CustomObjectsApi);
+  // Through the client object: the tick's due times are judged by its API server clock, which these lists set.
+  const custom = client.custom;
   if (scope === 'all')
     return ((await custom.listClusterCustomObject({ ...api, plural })) as { items: T[] }).items;
   const lists = await Promise.all(
@@ -63,31 +56,29 @@ export async function listInScope<T>(
 const REF_PREFIX = { khcheck: 'khrun-run', khjob: 'khrun-job', healthcheck: 'khrun-hc' } as const;
 
 /** TickKube over the API server. */
-export function tickKube(kc: KubeConfig): TickKube {
-  const port = kubePort(kc);
+export function tickKube(client: KubeClient): TickKube {
+  const port = kubePort(client);
   return {
-    listChecks: (scope) => retryTransient(() => listInScope<KhCheck>(kc, KHCHECK_PLURAL, scope)),
-    listStates: (scope) => retryTransient(() => listInScope<KhState>(kc, KHSTATE_PLURAL, scope)),
+    listChecks: (scope) => retryTransient(() => listInScope<KhCheck>(client, KHCHECK_PLURAL, scope)),
+    listStates: (scope) => retryTransient(() => listInScope<KhState>(client, KHSTATE_PLURAL, scope)),
     // kubePort tries its reads again itself.
     readState: port.readState,
     createState: port.createState,
     replaceState: port.replaceState,
-    listJobs: (scope) => retryTransient(() => listKhJobs(kc, scope)),
-    listHealthChecks: (scope) => retryTransient(() => listHealthChecks(kc, scope)),
-    healthChecks: healthCheckApi(kc),
+    listJobs: (scope) => retryTransient(() => listKhJobs(client, scope)),
+    listHealthChecks: (scope) => retryTransient(() => listHealthChecks(client, scope)),
+    healthChecks: healthCheckApi(client),
   };
 }
 
 /** Reads the runner pod template (a v1 PodTemplate) that dispatched Jobs and per-check CronJobs are made from. */
 export async function readRunnerTemplate(
-  kc: KubeConfig,
+  client: KubeClient,
   namespace: string,
   name: string,
 ): Promise<V1PodTemplateSpec> {
   try {
-    const found = await retryTransient(() =>
-      kc.makeApiClient(CoreV1Api).readNamespacedPodTemplate({ name, namespace }),
-    );
+    const found = await retryTransient(() => client.core.readNamespacedPodTemplate({ name, namespace }));
     if (!found.template) throw new Error(`PodTemplate ${namespace}/${name} has no template`);
     return found.template;
   } catch (error) {
@@ -110,12 +101,12 @@ const stamp = (nowMs: number) => Math.floor(nowMs / 1000).toString(36);
  * already (a retried tick) and counts as done.
  */
 export function jobDispatcher(opts: {
-  kc: KubeConfig;
+  client: KubeClient;
   namespace: string;
   template: V1PodTemplateSpec;
   jobOptions: RunJobOptions;
 }): Dispatcher {
-  const batch = apiClient(opts.kc, BatchV1Api);
+  const batch = opts.client.batch;
   const create = async (body: V1Job) => {
     try {
       await batch.createNamespacedJob({ namespace: opts.namespace, body });

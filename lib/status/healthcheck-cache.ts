@@ -1,6 +1,6 @@
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { HC_GROUP, HC_PLURAL, HC_VERSION, type HealthCheck } from '../healthcheck/resources.ts';
 import { isNotFound } from '../kube/errors.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { kubeListWatchTransport } from '../kube/list-watch-transport.ts';
 import { missingCrdTransport } from '../kube/missing-crd-transport.ts';
 import { type ObjectCache, type StateCacheOptions, startObjectCache } from './state-cache.ts';
@@ -22,7 +22,7 @@ export function startHealthCheckCache(
   opts: StateCacheOptions & { recheckMs?: number },
 ): ObjectCache<HealthCheck> {
   const transport = missingCrdTransport(
-    kubeListWatchTransport<HealthCheck>(opts.kc),
+    kubeListWatchTransport<HealthCheck>(opts.client),
     opts.recheckMs ?? CRD_RECHECK_MS,
   );
   return startObjectCache<HealthCheck>(opts, { pathOf: healthChecksPath, noun: 'HealthCheck', transport });
@@ -33,10 +33,10 @@ export function startHealthCheckCache(
  * has none: its 404 is an empty list, so khrun keeps listing khchecks where HealthChecks were never installed.
  */
 export async function listHealthChecks(
-  kc: KubeConfig,
+  client: KubeClient,
   namespaces?: readonly string[],
 ): Promise<HealthCheck[]> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
+  const custom = client.custom;
   const co = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL };
   try {
     const lists = namespaces?.length

@@ -1,4 +1,5 @@
-import { CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { runListWatch } from '../kube/list-watch.ts';
 import type { ListWatchTransport } from '../kube/list-watch-transport.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../state/resources.ts';
@@ -27,7 +28,7 @@ export interface ObjectCache<T> extends ObjectSource<T> {
 export type StateCache = ObjectCache<KhState>;
 
 export interface StateCacheOptions {
-  kc: KubeConfig;
+  client: KubeClient;
   /** Namespaces to watch; empty or absent watches khstates in all namespaces (one cluster-wide watch). */
   namespaces?: readonly string[];
   /** The watch broke and is being re-established; the snapshot may be stale meanwhile. */
@@ -38,7 +39,7 @@ export interface StateCacheOptions {
 export interface CachedKind<T extends KubernetesObject = KubernetesObject> {
   pathOf: (namespace?: string) => string;
   noun: string;
-  /** Where its lists and watches go; default the API server of kc (healthcheck-cache.ts bridges a missing CRD). */
+  /** Where its lists and watches go; default the client's API server (healthcheck-cache.ts bridges a missing CRD). */
   transport?: ListWatchTransport<T>;
 }
 
@@ -78,7 +79,7 @@ export function startObjectCache<T extends KubernetesObject>(
   const done = Promise.all(
     scopes.map((scope) =>
       runListWatch<T>({
-        kc: opts.kc,
+        kc: opts.client,
         path: kind.pathOf(scope),
         transport: kind.transport,
         signal: stop.signal,
@@ -144,8 +145,8 @@ export function startObjectCache<T extends KubernetesObject>(
  * One list of the khstates, for a short-lived process (the CLI, a Lambda) where keeping a watch open would
  * cost more than it saves.
  */
-export async function listKhStates(kc: KubeConfig, namespaces?: readonly string[]): Promise<KhState[]> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
+export async function listKhStates(client: KubeClient, namespaces?: readonly string[]): Promise<KhState[]> {
+  const custom = client.custom;
   const co = { group: KH_GROUP, version: KH_VERSION, plural: KHSTATE_PLURAL };
   const lists = namespaces?.length
     ? await Promise.all(

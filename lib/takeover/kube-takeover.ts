@@ -1,14 +1,7 @@
-import {
-  AppsV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  type KubernetesObject,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { type KubernetesObject, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { KubeClient } from '../kube/kube-client.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import { waitForSet } from '../kube/list-watch.ts';
-import { apiClient } from '../kube/timed-client.ts';
 import { retryTransient } from '../kube/transient.ts';
 import {
   KH_GROUP,
@@ -24,10 +17,10 @@ import type { TakeoverKube } from './port.ts';
 const co = { group: KH_GROUP, version: KH_VERSION };
 
 /** TakeoverKube over the API server, with the credentials of whoever runs the command. */
-export function takeoverKube(kc: KubeConfig): TakeoverKube {
-  const port = kubePort(kc);
-  const apps = apiClient(kc, AppsV1Api);
-  const custom = apiClient(kc, CustomObjectsApi);
+export function takeoverKube(client: KubeClient): TakeoverKube {
+  const port = kubePort(client);
+  const apps = client.apps;
+  const custom = client.custom;
   const listAll = async <T>(plural: string) =>
     ((await retryTransient(() => custom.listClusterCustomObject({ ...co, plural }))) as { items: T[] }).items;
   return {
@@ -53,7 +46,7 @@ export function takeoverKube(kc: KubeConfig): TakeoverKube {
     },
     async waitForPodsGone(install, opts) {
       await waitForSet<KubernetesObject, true>({
-        kc,
+        kc: client,
         path: `/api/v1/namespaces/${install.namespace}/pods`,
         labelSelector: install.selector,
         decide: (pods) => (pods.size === 0 ? true : undefined),
@@ -66,7 +59,7 @@ export function takeoverKube(kc: KubeConfig): TakeoverKube {
     listStates: () => listAll<KhState>(KHSTATE_PLURAL),
     waitForStates: (decide, opts) =>
       waitForSet<KhState, ReturnType<typeof decide> & {}>({
-        kc,
+        kc: client,
         path: `/apis/${KH_GROUP}/${KH_VERSION}/${KHSTATE_PLURAL}`,
         decide: (items) => decide([...items.values()]) ?? undefined,
         ...opts,

@@ -6,8 +6,8 @@ import { parseArgs } from 'node:util';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job, VersionApi } from '@kubernetes/client-node';
 import { limiter } from '../../lib/core/limit.ts';
 import { isNotFound } from '../../lib/kube/errors.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
-import { apiClient } from '../../lib/kube/timed-client.ts';
 import { retryTransient } from '../../lib/kube/transient.ts';
 import { runnerJobChecks } from '../../lib/schedule/batch-job.ts';
 import { COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from '../../lib/schedule/run-job.ts';
@@ -75,7 +75,7 @@ const jobsOf = (jobs: Iterable<V1Job>, namespace: string) =>
 async function cleanUp(bench: BenchCluster, namespace: string, jobs: V1Job[]) {
   const kc = bench.cluster.kubeConfig;
   await kc.makeApiClient(CoreV1Api).deleteNamespace({ name: namespace });
-  const batch = apiClient(kc, BatchV1Api);
+  const { batch } = kubeClient(kc);
   const names = new Set(jobs.map((j) => j.metadata?.name ?? ''));
   // Eight at a time, retried while the API server sheds load (80 at once with every error ignored once left
   // 36 Jobs, whose pods then outlived the sample); gone already is fine, any other error ends the run.

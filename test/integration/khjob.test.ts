@@ -15,7 +15,7 @@ import { JOB_RUNNER_ANNOTATION } from '../../lib/job/decide.ts';
 import { asJobPod } from '../../lib/job/job-writes.ts';
 import { jobAsCheck, KHJOB_PLURAL, type KhJob } from '../../lib/job/khjob.ts';
 import { statusCodeOf } from '../../lib/kube/errors.ts';
-import { apiServerClock } from '../../lib/kube/server-clock.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import type { CheckRef } from '../../lib/schedule/run-job.ts';
 import { type Dispatcher, runTick } from '../../lib/schedule/tick.ts';
 import { tickKube } from '../../lib/schedule/tick-kube.ts';
@@ -134,9 +134,10 @@ describe('khjobs (comcast.github.io/v1 KuberhealthyJob), run once', () => {
         sent.push({ check, ref });
       },
     };
+    const tickClient = kubeClient(tickKc);
     const tick = (identity: string) =>
       runTick(
-        { kube: tickKube(tickKc), dispatcher, clock: apiServerClock(tickKc), log: silentLog },
+        { kube: tickKube(tickClient), dispatcher, clock: tickClient.clock, log: silentLog },
         { scope: { namespaces: [ns] }, identity },
       );
     // Two ticks at once, as the tick's ServiceAccount: the dispatch claim lets one of them send it.

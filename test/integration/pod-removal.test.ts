@@ -1,5 +1,6 @@
 import { CoreV1Api, PolicyV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { kubePort } from '../../lib/kube/kube-port.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor, waitForPhase } from './helpers/cluster.ts';
 import { serviceAccountKubeConfig } from './helpers/deploy.ts';
@@ -39,7 +40,7 @@ async function stillThere(name: string): Promise<boolean> {
 describe('removePod: eviction, and delete only where eviction is not served', () => {
   it('evicts a pod no budget protects', async () => {
     const name = await runningPod('free');
-    expect(await kubePort(admin).removePod(ns, name)).toEqual({ kind: 'evicted' });
+    expect(await kubePort(kubeClient(admin)).removePod(ns, name)).toEqual({ kind: 'evicted' });
     expect(await stillThere(name)).toBe(false);
   }, 90_000);
 
@@ -60,7 +61,10 @@ describe('removePod: eviction, and delete only where eviction is not served', ()
       timeoutMs: 60_000,
       description: `the disruption budget ${name} observed`,
     });
-    expect(await kubePort(admin).removePod(ns, name)).toMatchObject({ kind: 'kept', status: 429 });
+    expect(await kubePort(kubeClient(admin)).removePod(ns, name)).toMatchObject({
+      kind: 'kept',
+      status: 429,
+    });
     expect(await stillThere(name)).toBe(true);
   }, 120_000);
 
@@ -86,12 +90,15 @@ describe('removePod: eviction, and delete only where eviction is not served', ()
       },
     });
     const deleter = await serviceAccountKubeConfig(admin, ns, 'deleter');
-    expect(await kubePort(deleter).removePod(ns, name)).toMatchObject({ kind: 'kept', status: 403 });
+    expect(await kubePort(kubeClient(deleter)).removePod(ns, name)).toMatchObject({
+      kind: 'kept',
+      status: 403,
+    });
     expect(await stillThere(name)).toBe(true);
   }, 90_000);
 
   it('treats a pod that is already gone as removed', async () => {
     // The API server's 404 names the pod (details.kind pods), which is how it is told from an unserved path.
-    expect(await kubePort(admin).removePod(ns, 'never-existed')).toEqual({ kind: 'gone' });
+    expect(await kubePort(kubeClient(admin)).removePod(ns, 'never-existed')).toEqual({ kind: 'gone' });
   });
 });

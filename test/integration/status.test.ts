@@ -9,6 +9,7 @@ import { CoreV1Api, type CoreV1Event, CustomObjectsApi } from '@kubernetes/clien
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { HC_GROUP, HC_PLURAL, HC_VERSION } from '../../lib/healthcheck/resources.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { retryTransient } from '../../lib/kube/transient.ts';
 import { HISTORY_ANNOTATION, type HistoryEntry, readHistory } from '../../lib/state/history.ts';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
@@ -145,12 +146,12 @@ beforeAll(async () => {
   for (let i = 0; i < 3; i++)
     expect(outcomeOf(await runKhrun(runArgs('bounded-bytes'))).kind).toBe('Succeeded');
 
-  cache = startStateCache({ kc });
+  cache = startStateCache({ client: kubeClient(kc) });
   await cache.whenReady(30_000);
   const routes = statusRoutes({
     states: () => cache.snapshot(),
     // Listed per request, as the status Lambda does; a 429 while the API server's storage settles is retried.
-    healthChecks: () => retryTransient(() => listHealthChecks(kc, [ns])),
+    healthChecks: () => retryTransient(() => listHealthChecks(kubeClient(kc), [ns])),
     ready: () => cache.ready(),
     currentMaster: 'khrun-status-test',
     clock: { nowMs: () => Date.now() },

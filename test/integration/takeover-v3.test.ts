@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { AppsV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { abortableDelay } from '../../lib/core/abort.ts';
 import { silentLog } from '../../lib/core/log.ts';
@@ -12,8 +12,8 @@ import {
   type HealthCheck,
 } from '../../lib/healthcheck/resources.ts';
 import { stateViewOf } from '../../lib/healthcheck/state-view.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { runListWatch } from '../../lib/kube/list-watch.ts';
-import { apiServerClock } from '../../lib/kube/server-clock.ts';
 import { type Dispatcher, runTick, type TickEntry } from '../../lib/schedule/tick.ts';
 import { tickKube } from '../../lib/schedule/tick-kube.ts';
 import { readOwnerMarker } from '../../lib/takeover/owner-marker.ts';
@@ -35,6 +35,8 @@ import {
 // bound of the v2 test (takeover.test.ts): interval + tick + 1 s + the runner's start-up (+ the takeover).
 
 const kc = adminKubeConfig();
+/** The test's one client object: its clock, fed by the tick's requests here, times the dispatches and windows. */
+const client = kubeClient(kc);
 const custom = kc.makeApiClient(CustomObjectsApi);
 const INTERVAL_S = 20;
 const TICK_MS = 2_000;
@@ -86,7 +88,7 @@ const tickWaiters = new Set<(entries: TickEntry[]) => void>();
 let tickLoop: Promise<void> | undefined;
 
 function startTickLoop() {
-  const clock = apiServerClock(kc);
+  const clock = client.clock;
   const dispatcher: Dispatcher = {
     runsHealthChecks: true,
     refFor: (check, nowMs) => `test-${check.name}-${nowMs}`,
@@ -103,7 +105,7 @@ function startTickLoop() {
   tickLoop = (async () => {
     while (!ticking.signal.aborted) {
       const entries = await runTick(
-        { kube: tickKube(kc), dispatcher, clock, log: silentLog },
+        { kube: tickKube(client), dispatcher, clock, log: silentLog },
         {
           scope: { namespaces: [ns] },
           identity: 'takeover-v3-test-tick',
@@ -276,8 +278,8 @@ describe('taking over from a running Kuberhealthy v3.0.0', () => {
   }, 180_000);
 
   it('takes over: v3 at zero, its HealthChecks khrun’s, no overlap, no gap beyond the bound', async () => {
-    const clock = apiServerClock(kc);
-    const apps = kc.makeApiClient(AppsV1Api);
+    const clock = client.clock;
+    const { apps } = client;
     await apps.listNamespacedDeployment({ namespace: khNs }); // a reading for the clock
     const startMs = clock.nowMs();
     const before = new Map(
@@ -318,7 +320,7 @@ describe('taking over from a running Kuberhealthy v3.0.0', () => {
   it('hands back: khrun stops, v3 resumes on the same HealthChecks', async () => {
     const handback = await khrun(['handback', '-n', khNs]);
     expect(handback.code, handback.stdout + handback.stderr).toBe(0);
-    const clock = apiServerClock(kc);
+    const clock = client.clock;
     const marked = await untilChecks(() => true, 'the HealthChecks');
     const handedBackMs = clock.nowMs();
     for (const hc of marked)

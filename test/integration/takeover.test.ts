@@ -4,8 +4,8 @@ import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { abortableDelay } from '../../lib/core/abort.ts';
 import { silentLog } from '../../lib/core/log.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { runListWatch } from '../../lib/kube/list-watch.ts';
-import { apiServerClock } from '../../lib/kube/server-clock.ts';
 import { type Dispatcher, runTick, type TickEntry } from '../../lib/schedule/tick.ts';
 import { tickKube } from '../../lib/schedule/tick-kube.ts';
 import { parseHistory } from '../../lib/state/history.ts';
@@ -31,6 +31,8 @@ import { type KuberhealthyV2Daemon, startKuberhealthyV2, V2_DEPLOYMENT } from '.
 // runs of each check must neither overlap nor leave a gap longer than the bound the README states.
 
 const kc = adminKubeConfig();
+/** The test's one client object: its clock, fed by the tick's requests here, times the dispatches and windows. */
+const client = kubeClient(kc);
 const INTERVAL_S = 30;
 const TICK_MS = 2_000;
 const CHECKS = ['alpha', 'bravo'];
@@ -82,7 +84,7 @@ const tickWaiters = new Set<(entries: TickEntry[]) => void>();
 let tickLoop: Promise<void> | undefined;
 
 function startTickLoop() {
-  const clock = apiServerClock(kc);
+  const clock = client.clock;
   const dispatcher: Dispatcher = {
     refFor: (check, nowMs) => `test-${check.name}-${nowMs}`,
     async dispatch(check) {
@@ -95,7 +97,7 @@ function startTickLoop() {
   tickLoop = (async () => {
     while (!ticking.signal.aborted) {
       const entries = await runTick(
-        { kube: tickKube(kc), dispatcher, clock, log: silentLog },
+        { kube: tickKube(client), dispatcher, clock, log: silentLog },
         {
           scope: { namespaces: [ns] },
           identity: 'takeover-test-tick',
@@ -239,11 +241,11 @@ describe('taking over from a running Kuberhealthy v2.7.1', () => {
   }, 180_000);
 
   it('takes over: Kuberhealthy at zero, its khstates khrun’s, no overlap, no gap beyond the bound', async () => {
-    const clock = apiServerClock(kc);
-    await kc.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: khNs }); // a reading for the clock
+    const clock = client.clock;
+    await client.apps.listNamespacedDeployment({ namespace: khNs }); // a reading for the clock
     const startMs = clock.nowMs();
     const takeover = await khrun(['takeover', '-n', khNs]);
-    await kc.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace: khNs });
+    await client.apps.listNamespacedDeployment({ namespace: khNs });
     const window = { startMs, endMs: clock.nowMs() };
     expect(takeover.code, takeover.stdout + takeover.stderr).toBe(0);
     for (const c of CHECKS) expect(takeover.stdout).toContain(`${ns}/${c}: taken over`);
@@ -276,7 +278,7 @@ describe('taking over from a running Kuberhealthy v2.7.1', () => {
   it('hands back: khrun stops, Kuberhealthy resumes from the same khstates', async () => {
     const handback = await khrun(['handback', '-n', khNs]);
     expect(handback.code, handback.stdout + handback.stderr).toBe(0);
-    const clock = apiServerClock(kc);
+    const clock = client.clock;
     const before = await untilStates(() => true, 'the khstates');
     const handedBackMs = clock.nowMs();
     for (const s of before) expect(readOwnerMarker(s)).toMatchObject({ owner: 'kuberhealthy' });

@@ -8,7 +8,7 @@ import {
   HC_VERSION,
   type HealthCheck,
 } from '../../lib/healthcheck/resources.ts';
-import { apiServerClock } from '../../lib/kube/server-clock.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import type { CheckRef } from '../../lib/schedule/run-job.ts';
 import { type Dispatcher, runTick } from '../../lib/schedule/tick.ts';
 import { tickKube } from '../../lib/schedule/tick-kube.ts';
@@ -55,9 +55,10 @@ describe('khrun tick and Kuberhealthy v3 HealthChecks', () => {
         sent.push({ check, ref });
       },
     };
+    const tickClient = kubeClient(tickKc);
     const tick = (identity: string) =>
       runTick(
-        { kube: tickKube(tickKc), dispatcher, clock: apiServerClock(tickKc), log: silentLog },
+        { kube: tickKube(tickClient), dispatcher, clock: tickClient.clock, log: silentLog },
         { scope: { namespaces: [ns] }, identity },
       );
     const [a, b] = await Promise.all([tick('tick-a'), tick('tick-b')]);

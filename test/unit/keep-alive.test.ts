@@ -5,13 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { limiter } from '../../lib/core/limit.ts';
-import { apiClient } from '../../lib/kube/timed-client.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 
 // A TLS server on 127.0.0.1 (a throwaway self-signed certificate) that counts the TLS connections made to
-// it: khrun's API clients reuse one keep-alive pool per KubeConfig instead of a handshake per request.
+// it: khrun's API clients reuse one keep-alive pool per client object instead of a handshake per request.
 
 const run = promisify(execFile);
 let dir: string;
@@ -79,22 +79,26 @@ function kubeConfig(): KubeConfig {
 }
 
 describe('API clients keep their connections', () => {
-  it('40 requests, 8 at a time, from two clients of one KubeConfig: at most 8 TLS connections, with its CA and token', async () => {
-    const kc = kubeConfig();
-    const [a, b] = [apiClient(kc, VersionApi), apiClient(kc, VersionApi)];
+  it('40 requests, 8 at a time, from two typed clients of one client object: at most 8 TLS connections, with its CA and token', async () => {
+    const client = kubeClient(kubeConfig());
     connections = 0;
     requests = 0;
     const limit = limiter(8);
-    await Promise.all(Array.from({ length: 40 }, (_, i) => limit(() => (i % 2 ? a : b).getCode())));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        limit<unknown>(() => (i % 2 ? client.version.getCode() : client.core.getAPIResources())),
+      ),
+    );
     expect(requests).toBe(40);
     expect(connections).toBeLessThanOrEqual(8);
     expect(connections).toBeGreaterThan(0);
   });
 
-  it('another KubeConfig has its own connections', async () => {
+  it('another client object has its own connections, even on the same KubeConfig', async () => {
+    const kc = kubeConfig();
     connections = 0;
-    await apiClient(kubeConfig(), VersionApi).getCode();
-    await apiClient(kubeConfig(), VersionApi).getCode();
+    await kubeClient(kc).version.getCode();
+    await kubeClient(kc).version.getCode();
     expect(connections).toBe(2);
   });
 });

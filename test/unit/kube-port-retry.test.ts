@@ -1,12 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WriteConflict } from '../../lib/kube/errors.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { kubePort } from '../../lib/kube/kube-port.ts';
-import { limitRequests, requestsInFlight } from '../../lib/kube/request-limit.ts';
 import { getJson } from '../../lib/kube/rest.ts';
-import { apiClient } from '../../lib/kube/timed-client.ts';
 import { retryAfterMs } from '../../lib/kube/transient.ts';
 
 // A plain HTTP stand-in for the API server on 127.0.0.1 whose answers the test scripts: the runner's reads
@@ -98,33 +97,33 @@ beforeEach(() => {
 describe('kubePort reads under an overloaded API server', () => {
   it('reads a khcheck after two 504s and a 429', async () => {
     script = [504, 504, 429];
-    const check = await kubePort(kc).readCheck('ns', 'c');
+    const check = await kubePort(kubeClient(kc)).readCheck('ns', 'c');
     expect(check?.metadata.resourceVersion).toBe('7');
     expect(seen).toHaveLength(4);
   });
 
   it('lists the check pods after a 503', async () => {
     script = [503];
-    const listed = await kubePort(kc).listCheckPodsAt('ns', 'c');
+    const listed = await kubePort(kubeClient(kc)).listCheckPodsAt('ns', 'c');
     expect(listed.resourceVersion).toBe('9');
     expect(seen).toEqual(['GET /api/v1/namespaces/ns/pods', 'GET /api/v1/namespaces/ns/pods']);
   });
 
   it('still reads a missing khstate as null, at once', async () => {
     script = [404];
-    expect(await kubePort(kc).readState('ns', 'c')).toBeNull();
+    expect(await kubePort(kubeClient(kc)).readState('ns', 'c')).toBeNull();
     expect(seen).toHaveLength(1);
   });
 
   it('does not try a 403 again', async () => {
     script = [403, 200];
-    await expect(kubePort(kc).readCheck('ns', 'c')).rejects.toThrow();
+    await expect(kubePort(kubeClient(kc)).readCheck('ns', 'c')).rejects.toThrow();
     expect(seen).toHaveLength(1);
   });
 
   it('does not try a write again: a write that timed out may have landed', async () => {
     script = [504, 200];
-    const port = kubePort(kc);
+    const port = kubePort(kubeClient(kc));
     const state = { ...khcheck, kind: 'KuberhealthyState', metadata: { name: 'c', namespace: 'ns' } };
     await expect(port.createState(state as never, 'test')).rejects.toThrow();
     expect(seen).toEqual(['POST /apis/comcast.github.io/v1/namespaces/ns/khstates']);
@@ -142,14 +141,16 @@ describe('kubePort.createPod under an overloaded API server', () => {
   it('tries a 429 again: the API server did nothing', async () => {
     script = [429];
     podAnswer = { create: [pod('r1')], list: [] };
-    expect((await kubePort(kc).createPod(pod('r1'))).metadata?.name).toBe('c-1');
+    expect((await kubePort(kubeClient(kc)).createPod(pod('r1'))).metadata?.name).toBe('c-1');
     expect(seen).toEqual(['POST /api/v1/namespaces/ns/pods', 'POST /api/v1/namespaces/ns/pods']);
   });
 
   it('after a 504, a name taken by a pod of the same run is the pod the unanswered try made', async () => {
     script = [504, 409];
     podAnswer = { create: [pod('r1')], list: [pod('r1')] };
-    expect((await kubePort(kc).createPod(pod('r1'))).metadata?.labels?.['kuberhealthy-run-id']).toBe('r1');
+    expect(
+      (await kubePort(kubeClient(kc)).createPod(pod('r1'))).metadata?.labels?.['kuberhealthy-run-id'],
+    ).toBe('r1');
     expect(seen).toEqual([
       'POST /api/v1/namespaces/ns/pods',
       'POST /api/v1/namespaces/ns/pods',
@@ -160,13 +161,13 @@ describe('kubePort.createPod under an overloaded API server', () => {
   it('after a 504, a name taken by another run is a conflict', async () => {
     script = [504, 409];
     podAnswer = { create: [], list: [pod('other')] };
-    await expect(kubePort(kc).createPod(pod('r1'))).rejects.toBeInstanceOf(WriteConflict);
+    await expect(kubePort(kubeClient(kc)).createPod(pod('r1'))).rejects.toBeInstanceOf(WriteConflict);
   });
 
   it('without an unanswered try, a taken name is a conflict at once', async () => {
     script = [409];
     podAnswer = { create: [], list: [pod('r1')] };
-    await expect(kubePort(kc).createPod(pod('r1'))).rejects.toBeInstanceOf(WriteConflict);
+    await expect(kubePort(kubeClient(kc)).createPod(pod('r1'))).rejects.toBeInstanceOf(WriteConflict);
     expect(seen).toHaveLength(1);
   });
 });
@@ -179,11 +180,11 @@ describe('kubePort khstate writes under an overloaded API server', () => {
       metadata: { name: 'c', namespace: 'ns', resourceVersion: '3' },
     };
     script = [429];
-    await kubePort(kc).replaceState(state as never, 'test');
+    await kubePort(kubeClient(kc)).replaceState(state as never, 'test');
     expect(seen).toHaveLength(2);
     seen.length = 0;
     script = [504];
-    await expect(kubePort(kc).replaceState(state as never, 'test')).rejects.toThrow();
+    await expect(kubePort(kubeClient(kc)).replaceState(state as never, 'test')).rejects.toThrow();
     expect(seen).toHaveLength(1);
   });
 });
@@ -192,7 +193,7 @@ describe('what a 429 asks for', () => {
   it("client-node's error carries the 429's Retry-After, which the retries honour", async () => {
     script = [429];
     retryAfter = '3';
-    const custom = apiClient(kc, CustomObjectsApi);
+    const { custom } = kubeClient(kc);
     const error = await custom
       .getNamespacedCustomObject({ group: 'g', version: 'v1', plural: 'p', namespace: 'ns', name: 'c' })
       .catch((e: unknown) => e);
@@ -202,15 +203,14 @@ describe('what a 429 asks for', () => {
   it("a list-and-watch list's error carries it too", async () => {
     script = [429];
     retryAfter = '2';
-    const error = await getJson(kc, '/api/v1/namespaces/ns/pods', {}).catch((e: unknown) => e);
+    const error = await getJson(kubeClient(kc), '/api/v1/namespaces/ns/pods', {}).catch((e: unknown) => e);
     expect(retryAfterMs(error)).toBe(2_000);
   });
 });
 
 describe('the requests in flight of a runner session', () => {
-  it('are at most the bound set on its KubeConfig; the rest wait their turn, and all are answered', async () => {
-    const bounded = stubConfig();
-    limitRequests(bounded, 3);
+  it('are at most the bound of its client object; the rest wait their turn, and all are answered', async () => {
+    const bounded = kubeClient(stubConfig(), { maxInFlight: 3 });
     let release = () => {};
     hold = new Promise<void>((r) => {
       release = r;
@@ -221,22 +221,39 @@ describe('the requests in flight of a runner session', () => {
       ...Array.from({ length: 5 }, () => port.listCheckPodsAt('ns', 'c')),
     ]);
     await vi.waitFor(() => expect(inFlight).toBe(3), { timeout: 5_000 });
-    expect(requestsInFlight(bounded)).toBe(3);
+    expect(bounded.limit?.active).toBe(3);
     release();
     expect(await reads).toHaveLength(15);
     expect(mostInFlight).toBe(3);
     expect(seen).toHaveLength(15);
   });
 
-  it('are not bounded on a KubeConfig without one (the tick has its own bound)', async () => {
+  it('are not bounded through a client object without one (the tick has its own bound)', async () => {
     let release = () => {};
     hold = new Promise<void>((r) => {
       release = r;
     });
-    const port = kubePort(kc);
+    const port = kubePort(kubeClient(kc));
     const reads = Promise.all(Array.from({ length: 6 }, () => port.readCheck('ns', 'c')));
     await vi.waitFor(() => expect(inFlight).toBe(6), { timeout: 5_000 });
     release();
     await reads;
+  });
+
+  it('are bounded per client object: two made from one KubeConfig do not share a bound', async () => {
+    const shared = stubConfig();
+    const [a, b] = [kubeClient(shared, { maxInFlight: 3 }), kubeClient(shared, { maxInFlight: 3 })];
+    let release = () => {};
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    const reads = Promise.all(
+      [a, b].flatMap((client) => Array.from({ length: 4 }, () => kubePort(client).readCheck('ns', 'c'))),
+    );
+    await vi.waitFor(() => expect(inFlight).toBe(6), { timeout: 5_000 });
+    expect([a.limit?.active, b.limit?.active]).toEqual([3, 3]);
+    release();
+    expect(await reads).toHaveLength(8);
+    expect(mostInFlight).toBe(6);
   });
 });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { type RunningServer, startReportServer } from '../../lib/report/http-server.ts';
 import { type RunningServe, startServe } from '../../lib/report/shared-server.ts';
 import { newKhState } from '../../lib/state/khstate.ts';
@@ -47,7 +48,7 @@ async function scriptedApi(delayMs: number) {
 
 async function serveUnsigned(kc: KubeConfig): Promise<RunningServe> {
   const serve = await startServe({
-    kc,
+    client: kubeClient(kc),
     scope: 'all',
     host: '127.0.0.1',
     port: 0,

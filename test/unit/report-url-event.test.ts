@@ -5,6 +5,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportFromUrlEvent } from '../../lib/aws/report-event.ts';
 import { silentLog } from '../../lib/core/log.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { randomReportKey, reportKeyOf, signedReportUrl } from '../../lib/report/report-token.ts';
 
 // The report Lambda's front: refused requests must be answered at once, without an API request, so a
@@ -48,7 +49,13 @@ function event(url: string, headers: Record<string, string> = {}): APIGatewayPro
   } as unknown as APIGatewayProxyEventV2;
 }
 
-const deps = { kc, scope: 'all' as const, log: silentLog, server: 'lambda-test', reportKey: KEY };
+const deps = {
+  client: kubeClient(kc),
+  scope: 'all' as const,
+  log: silentLog,
+  server: 'lambda-test',
+  reportKey: KEY,
+};
 const run = { namespace: 'checks', checkName: 'dns', uuid: 'u-1', deadlineMs: Date.now() + 60_000 };
 
 describe('the report Lambda refuses at once, without an API request', () => {

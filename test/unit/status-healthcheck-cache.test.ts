@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { startHealthCheckCache } from '../../lib/status/healthcheck-cache.ts';
 
 function kubeConfigFor(server: string): KubeConfig {
@@ -70,7 +71,7 @@ describe('startHealthCheckCache where v3 CRD is missing, then installed', () => 
 
   it('is ready and empty without the CRD, and lists the HealthChecks once it is installed', async () => {
     const cache = startHealthCheckCache({
-      kc: kubeConfigFor(url),
+      client: kubeClient(kubeConfigFor(url)),
       namespaces: ['a'],
       recheckMs: 50,
       onInterruption: () => {
@@ -92,7 +93,7 @@ describe('startHealthCheckCache where v3 CRD is missing, then installed', () => 
 
   it('closes at once while it waits to look for the CRD again', async () => {
     installed = false;
-    const cache = startHealthCheckCache({ kc: kubeConfigFor(url), recheckMs: 3_600_000 });
+    const cache = startHealthCheckCache({ client: kubeClient(kubeConfigFor(url)), recheckMs: 3_600_000 });
     await cache.whenReady(5_000);
     const started = performance.now();
     await cache.close();

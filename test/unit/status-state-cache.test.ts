@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { startStateCache } from '../../lib/status/state-cache.ts';
 
 /** A KubeConfig for an API server that answers every request with 503 (up, but not serving). */
@@ -37,7 +38,7 @@ describe('startStateCache without a working API server', () => {
   it('is not ready, says why whenReady gives up, retries, and stops on close', async () => {
     const interruptions: string[] = [];
     const cache = startStateCache({
-      kc: kubeConfigFor(url),
+      client: kubeClient(kubeConfigFor(url)),
       namespaces: ['a', 'b', 'a'],
       onInterruption: (reason) => interruptions.push(reason),
     });
@@ -62,7 +63,7 @@ describe('startStateCache without a working API server', () => {
 
   it('watches all namespaces with one cluster-wide list when no namespace is given', async () => {
     paths.length = 0;
-    const cache = startStateCache({ kc: kubeConfigFor(url) });
+    const cache = startStateCache({ client: kubeClient(kubeConfigFor(url)) });
     await expect(cache.whenReady(100)).rejects.toThrow(/listed 0 of 1 scopes/);
     await cache.close();
     expect(new Set(paths)).toEqual(new Set(['/apis/comcast.github.io/v1/khstates']));

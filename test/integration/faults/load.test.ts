@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCheckerPod } from '../../../lib/check/pod-builder.ts';
 import { validateCheck } from '../../../lib/check/validate-check.ts';
 import { silentLog } from '../../../lib/core/log.ts';
+import { kubeClient } from '../../../lib/kube/kube-client.ts';
 import { kubePort } from '../../../lib/kube/kube-port.ts';
 import { type RunningServer, startReportServer } from '../../../lib/report/http-server.ts';
 import { kubeCallerLookup } from '../../../lib/report/kube-lookup.ts';
@@ -37,10 +38,11 @@ beforeAll(async () => {
   // A Node object with no kubelet behind it: pods bound to it stay Pending, and the pod garbage
   // collector leaves them alone (it removes pods bound to nodes that do not exist).
   await core.createNode({ body: { metadata: { name: node, labels: { 'khrun.io/test': 'true' } } } });
-  const port = kubePort(kc);
+  const client = kubeClient(kc);
+  const port = kubePort(client);
   server = await startReportServer(
     {
-      lookup: kubeCallerLookup(kc, { namespaces: [ns] }),
+      lookup: kubeCallerLookup(client, { namespaces: [ns] }),
       state: { read: port.readState, replace: port.replaceState },
       clock: { nowMs: () => Date.now() },
       log: silentLog,

@@ -1,6 +1,6 @@
-import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../../../../../lib/kube/errors.ts';
-import { apiClient } from '../../../../../lib/kube/timed-client.ts';
+import { kubeClient } from '../../../../../lib/kube/kube-client.ts';
 
 /** What the pod side of the kubelet needs from the API server: a narrow port, faked in unit tests. */
 export interface KubeletApi {
@@ -24,12 +24,10 @@ export interface KubeletApi {
 }
 
 export function kubeletApi(kc: KubeConfig): KubeletApi {
-  // Keep-alive connections (kube/timed-client.ts): a new TLS connection per request cost the kubelet's
-  // thread 14% of its time when a thousand pods started at once. A copy of the KubeConfig, so that a
-  // runner session in the same process (the integration tests') bounds its own requests, not the kubelet's.
-  const own = new KubeConfig();
-  own.loadFromString(kc.exportConfig());
-  const core = apiClient(own, CoreV1Api);
+  // Keep-alive connections (kube/keep-alive.ts): a new TLS connection per request cost the kubelet's
+  // thread 14% of its time when a thousand pods started at once. A client object of its own, unbounded:
+  // a runner session in the same process (the integration tests') bounds its own requests, not the kubelet's.
+  const { core } = kubeClient(kc);
   const orUndefined = async <T>(call: Promise<T>): Promise<T | undefined> => {
     try {
       return await call;
