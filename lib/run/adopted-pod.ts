@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { V1Pod } from '@kubernetes/client-node';
 import { KH_ENV } from '../check/pod-builder.ts';
 import { isRunPod } from '../check/run-label.ts';
@@ -13,15 +14,50 @@ export type AdoptedPodDecision =
   | { kind: 'create' };
 
 /**
- * The pod that speaks for an adopted run: the newest of its pods not being deleted. A pod that is being
- * deleted is going away whatever we decide; a report it sends while it terminates still counts (the report
- * is matched to the run by its UUID, not to a pod).
+ * The pod that speaks for an adopted run: the newest of its pods not being deleted, among those owned by the
+ * check's object (ownerUid). A pod that only carries the run's label, made by whoever may create pods in the
+ * namespace, is never adopted. A pod that is being deleted is going away whatever we decide; a report it
+ * sends while it terminates still counts (the report is matched to the run by its UUID, not to a pod).
  */
-export function adoptedPodOf(pods: V1Pod[], runUuid: string): V1Pod | undefined {
+export function adoptedPodOf(pods: V1Pod[], runUuid: string, ownerUid: string): V1Pod | undefined {
   const created = (p: V1Pod) => new Date(p.metadata?.creationTimestamp ?? 0).getTime();
   return pods
-    .filter((p) => isRunPod(p, runUuid) && !p.metadata?.deletionTimestamp)
+    .filter(
+      (p) =>
+        isRunPod(p, runUuid) &&
+        !p.metadata?.deletionTimestamp &&
+        (p.metadata?.ownerReferences ?? []).some((o) => o.uid === ownerUid),
+    )
     .sort((a, b) => created(b) - created(a))[0];
+}
+
+/**
+ * Whether `url` has the shape of a runner's own report endpoint like `own` (this runner's): http(s) as
+ * ours, a pod IP address (a runner's endpoint is its POD_IP), our port and our report path. Only such a URL
+ * is probed: a URL a pod's spec holds is anyone's to write, and the probe must not become a request from
+ * the runner to any address of the cluster. Pure.
+ */
+export function isRunnerEndpoint(url: string, own: string): boolean {
+  const parse = (u: string) => {
+    try {
+      return new URL(u);
+    } catch {
+      return undefined;
+    }
+  };
+  const theirs = parse(url);
+  const ours = parse(own);
+  if (!theirs || !ours) return false;
+  const firstSegment = (u: URL) => u.pathname.split('/')[1] ?? '';
+  return (
+    theirs.protocol === ours.protocol &&
+    (theirs.protocol === 'http:' || theirs.protocol === 'https:') &&
+    isIP(theirs.hostname.replace(/^\[|\]$/g, '')) !== 0 &&
+    theirs.port === ours.port &&
+    theirs.username === '' &&
+    theirs.password === '' &&
+    firstSegment(theirs) === firstSegment(ours)
+  );
 }
 
 /** The endpoint the pod reports to, as it was created (KH_REPORTING_URL). */

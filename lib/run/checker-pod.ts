@@ -5,7 +5,7 @@ import { WriteConflict } from '../kube/errors.ts';
 import type { ActiveRun } from '../state/khstate.ts';
 import type { ValidCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
-import { adoptedPodOf, decideAdoptedPod, reportingUrlOf } from './adopted-pod.ts';
+import { adoptedPodOf, decideAdoptedPod, isRunnerEndpoint, reportingUrlOf } from './adopted-pod.ts';
 import type { EndpointState } from './endpoint-probe.ts';
 import { podsToRemove } from './pod-hygiene.ts';
 import { removeCheckerPod } from './remove-pod.ts';
@@ -53,7 +53,7 @@ export async function ensureCheckerPod(
   },
 ): Promise<PodReady> {
   if (opts.adopted) {
-    const pod = adoptedPodOf(opts.pods, run.uuid);
+    const pod = adoptedPodOf(opts.pods, run.uuid, check.uid);
     const endpoint = pod && !opts.reported ? await endpointOf(deps, pod, opts) : 'alive';
     const decision = decideAdoptedPod({ pod, reported: opts.reported, endpoint });
     if (decision.kind === 'keep') {
@@ -76,7 +76,10 @@ export async function ensureCheckerPod(
   return createCheckerPod(deps, check, run, opts.reportingUrl, taken);
 }
 
-/** Whether the pod's endpoint may still take its report: ours does; another is probed (unknown: may). */
+/**
+ * Whether the pod's endpoint may still take its report: ours does; another runner's is probed; any other
+ * URL is not asked at all and may (unknown).
+ */
 function endpointOf(
   deps: AcquireDeps,
   pod: V1Pod,
@@ -85,6 +88,7 @@ function endpointOf(
   const url = reportingUrlOf(pod);
   if (url === undefined) return 'dead';
   if (url === opts.reportingUrl) return 'alive';
+  if (!isRunnerEndpoint(url, opts.reportingUrl)) return 'unknown';
   return deps.endpoints?.probe(url, opts.signal) ?? 'unknown';
 }
 

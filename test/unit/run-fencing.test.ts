@@ -4,7 +4,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KH_ENV, podNameFor } from '../../lib/check/pod-builder.ts';
 import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
-import { adoptedPodOf, decideAdoptedPod } from '../../lib/run/adopted-pod.ts';
+import { adoptedPodOf, decideAdoptedPod, isRunnerEndpoint } from '../../lib/run/adopted-pod.ts';
 import { httpEndpointProbe } from '../../lib/run/endpoint-probe.ts';
 import { handOverDone } from '../../lib/run/hand-over.ts';
 import { type IterationConfig, runIteration } from '../../lib/run/iteration.ts';
@@ -27,6 +27,8 @@ const NS = 'checks';
 const NAME = 'dns';
 const T0 = Date.UTC(2024, 2, 5, 10, 20, 30, 0);
 const URL = 'http://127.0.0.1:9/report';
+/** The khcheck's uid, which its checker pods' owner reference names. */
+const CHECK_UID = 'uid-dns';
 const ME = 'runner-a/invocation-1';
 const RUN: ActiveRun = {
   uuid: '11111111-1111-4111-8111-111111111111',
@@ -42,7 +44,7 @@ function khcheck(spec: Partial<KhCheck['spec']> = {}): KhCheck {
   return {
     apiVersion: 'comcast.github.io/v1',
     kind: 'KuberhealthyCheck',
-    metadata: { name: NAME, namespace: NS, uid: 'uid-dns' },
+    metadata: { name: NAME, namespace: NS, uid: CHECK_UID },
     spec: {
       runInterval: '10m',
       timeout: '5m',
@@ -67,7 +69,7 @@ function podOf(run: ActiveRun, over: Partial<V1Pod['metadata']> = {}): V1Pod {
       uid: `uid-${run.pod}`,
       labels: { 'kuberhealthy-run-id': run.uuid, 'kuberhealthy-check-name': NAME },
       ownerReferences: [
-        { apiVersion: 'comcast.github.io/v1', kind: 'KuberhealthyCheck', name: NAME, uid: 'u' },
+        { apiVersion: 'comcast.github.io/v1', kind: 'KuberhealthyCheck', name: NAME, uid: CHECK_UID },
       ],
       creationTimestamp: new Date(run.startedAtMs),
       ...over,
@@ -247,9 +249,48 @@ describe('decideAdoptedPod: keep what can still report', () => {
   it('creates a pod when the run has none, or only one being deleted', () => {
     expect(decideAdoptedPod({ pod: undefined, reported: false, endpoint: 'dead' }).kind).toBe('create');
     const deleting = podOf(RUN, { deletionTimestamp: new Date(T0) });
-    expect(adoptedPodOf([deleting], RUN.uuid)).toBeUndefined();
+    expect(adoptedPodOf([deleting], RUN.uuid, CHECK_UID)).toBeUndefined();
     const fresh = podOf(RUN, { name: `${RUN.pod}-x`, uid: 'new', creationTimestamp: new Date(T0) });
-    expect(adoptedPodOf([deleting, podOf(RUN), fresh], RUN.uuid)?.metadata?.uid).toBe('new');
+    expect(adoptedPodOf([deleting, podOf(RUN), fresh], RUN.uuid, CHECK_UID)?.metadata?.uid).toBe('new');
+  });
+
+  it("adopts only a pod owned by the check's object (uid), never one that only carries the run's label", () => {
+    const forged = podOf(RUN, {
+      name: `${RUN.pod}-forged`,
+      uid: 'forged',
+      creationTimestamp: new Date(T0 + 1_000),
+      ownerReferences: [
+        { apiVersion: 'comcast.github.io/v1', kind: 'KuberhealthyCheck', name: NAME, uid: 'other' },
+      ],
+    });
+    const unowned = podOf(RUN, { name: `${RUN.pod}-unowned`, uid: 'unowned', ownerReferences: undefined });
+    expect(adoptedPodOf([forged, unowned], RUN.uuid, CHECK_UID)).toBeUndefined();
+    expect(adoptedPodOf([forged, podOf(RUN)], RUN.uuid, CHECK_UID)?.metadata?.uid).toBe(`uid-${RUN.pod}`);
+  });
+});
+
+describe('isRunnerEndpoint', () => {
+  const OWN = 'http://10.1.0.5:8080/externalCheckStatus/ns/check/uuid/1/mac';
+  it.each([
+    [
+      'another runner of the same shape',
+      'http://10.1.0.9:8080/externalCheckStatus/ns/check/uuid/1/mac',
+      true,
+    ],
+    ["v2's bare path at a pod IP", 'http://10.1.0.9:8080/externalCheckStatus', true],
+    ['an IPv6 pod address', 'http://[fd00::9]:8080/externalCheckStatus', true],
+    [
+      'a host name (a Service, the metadata server)',
+      'http://metadata.google.internal:8080/externalCheckStatus',
+      false,
+    ],
+    ['another port', 'http://10.1.0.9:10250/externalCheckStatus', false],
+    ['another path', 'http://10.1.0.9:8080/api/v1/secrets', false],
+    ['another scheme', 'https://10.1.0.9:8080/externalCheckStatus', false],
+    ['credentials in the URL', 'http://a:b@10.1.0.9:8080/externalCheckStatus', false],
+    ['no URL at all', 'not a url', false],
+  ])('%s: %s', (_, url, expected) => {
+    expect(isRunnerEndpoint(url, OWN)).toBe(expected);
   });
 });
 
