@@ -1,0 +1,497 @@
+import {
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1CronJob,
+  type V1Job,
+  type V1Pod,
+  type V1PodSpec,
+  type V1PodTemplateSpec,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildCheckerPod } from '../../lib/check/pod-builder.ts';
+import { validateCheck } from '../../lib/check/validate-check.ts';
+import {
+  HC_API_VERSION,
+  HC_GROUP,
+  HC_KIND,
+  HC_PLURAL,
+  HC_VERSION,
+  type HealthCheck,
+} from '../../lib/healthcheck/resources.ts';
+import { KHJOB_KIND, KHJOB_PLURAL } from '../../lib/job/khjob.ts';
+import { checkCronJob } from '../../lib/schedule/check-cronjob.ts';
+import { DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
+import { KH_GROUP, KH_VERSION, type ValidCheck } from '../../lib/state/resources.ts';
+import { pollUntil, REFUSED, refusal } from './helpers/admission.ts';
+import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
+import { applyDeploy, DEPLOY_NAMESPACE, serviceAccountKubeConfig } from './helpers/deploy.ts';
+import { createCheck } from './helpers/khrun.ts';
+
+// The routes of issue 23 around the shipped ValidatingAdmissionPolicies (infra/deploy), each tried as the
+// identity it would be used by (TokenRequest tokens of the shipped ServiceAccounts). Every write is a dry
+// run (dryRun=All: the whole admission chain, nothing stored). Each route was admitted by the policies
+// before they compared the whole spec; the genuine requests next to them must stay admitted.
+
+const admin = adminKubeConfig();
+const ns = DEPLOY_NAMESPACE;
+const DRY = 'All';
+let checks: string;
+let restricted: string;
+let runner: KubeConfig;
+let tick: KubeConfig;
+let sync: KubeConfig;
+let check: ValidCheck;
+let other: ValidCheck;
+let strict: ValidCheck;
+let template: V1PodTemplateSpec;
+
+/** A check spec with the parts the API server defaults on a pod (configMap mode, fieldRef apiVersion). */
+const RICH: V1PodSpec = {
+  serviceAccountName: 'checker',
+  containers: [
+    {
+      name: 'main',
+      image: 'busybox',
+      command: ['sh', '-c', 'true'],
+      env: [
+        { name: 'MODE', value: 'quick' },
+        { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      ],
+      ports: [{ containerPort: 8080 }],
+      volumeMounts: [
+        { name: 'config', mountPath: '/config', readOnly: true },
+        { name: 'scratch', mountPath: '/scratch' },
+      ],
+      readinessProbe: { exec: { command: ['true'] } },
+      securityContext: { allowPrivilegeEscalation: false },
+    },
+  ],
+  volumes: [
+    { name: 'config', configMap: { name: 'check-config' } },
+    { name: 'scratch', emptyDir: {} },
+  ],
+};
+
+/** A check that Pod Security Admission's restricted level admits. */
+const RESTRICTED: V1PodSpec = {
+  securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+  containers: [
+    {
+      name: 'main',
+      image: 'busybox',
+      command: ['true'],
+      securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+    },
+  ],
+};
+
+async function validCheck(namespace: string, name: string, spec: V1PodSpec): Promise<ValidCheck> {
+  const valid = validateCheck(await createCheck(admin, namespace, name, spec));
+  if (!valid.ok) throw new Error(valid.reason);
+  return valid.check;
+}
+
+beforeAll(async () => {
+  await applyDeploy({ name: 'admission-routes', components: ['sync'], suspend: ['khrun-sync'] });
+  checks = await freshNamespace(admin, 'routes');
+  restricted = await freshNamespace(admin, 'routes-psa');
+  const core = admin.makeApiClient(CoreV1Api);
+  await core.patchNamespace(
+    {
+      name: restricted,
+      body: { metadata: { labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  for (const sa of ['powerful', 'checker'])
+    await core.createNamespacedServiceAccount({ namespace: checks, body: { metadata: { name: sa } } });
+  check = await validCheck(checks, 'route-check', RICH);
+  other = await validCheck(checks, 'route-other', {
+    containers: [{ name: 'main', image: 'other', command: ['true'] }],
+  });
+  strict = await validCheck(restricted, 'route-strict', RESTRICTED);
+  template = (await core.readNamespacedPodTemplate({ name: 'khrun-runner', namespace: ns })).template!;
+  runner = await serviceAccountKubeConfig(admin, ns, 'khrun-runner');
+  tick = await serviceAccountKubeConfig(admin, ns, 'khrun-tick');
+  sync = await serviceAccountKubeConfig(admin, ns, 'khrun-sync');
+  // The policies and their parameters reach the API server's admission informers a moment after they are
+  // stored. If they never do, each test below fails on its own request.
+  const ready = await pollUntil(
+    async () =>
+      (await refusal(createPod(checkerPod(check)))) === 'allowed' &&
+      (await refusal(createPod(checkerPod(strict)))) === 'allowed' &&
+      REFUSED.test(
+        await refusal(
+          createPod(
+            checkerPod(check, (p) => {
+              p.nodeName = 'x';
+            }),
+          ),
+        ),
+      ) &&
+      REFUSED.test(
+        await refusal(
+          createPod(
+            checkerPod(check, (p) => {
+              p.containers[0]!.image = 'x';
+            }),
+          ),
+        ),
+      ),
+    60_000,
+  );
+  if (!ready) console.warn('the admission policies were not in effect within 60 s');
+}, 180_000);
+
+afterAll(async () => {
+  await dropNamespace(admin, checks);
+  await dropNamespace(admin, restricted);
+});
+
+function checkerPod(of: ValidCheck, mutate: (spec: V1PodSpec, pod: V1Pod) => void = () => {}): V1Pod {
+  const pod = buildCheckerPod({
+    check: of,
+    runUuid: '00000000-0000-4000-8000-000000000023',
+    reportingUrl: 'http://127.0.0.1:1/externalCheckStatus',
+    deadlineEpochMs: Date.now() + 60_000,
+    nowEpochMs: Date.now(),
+  });
+  mutate(pod.spec!, pod);
+  return pod;
+}
+
+const createPod = (pod: V1Pod, kc: KubeConfig = runner) =>
+  kc
+    .makeApiClient(CoreV1Api)
+    .createNamespacedPod({ namespace: pod.metadata?.namespace ?? '', body: pod, dryRun: DRY });
+
+describe('the runner creates checker pods pinned to their check, running its spec as written', () => {
+  it('allows the checker pod it builds (defaulted volumes and env, a probe, a ServiceAccount)', async () => {
+    expect(await refusal(createPod(checkerPod(check)))).toBe('allowed');
+  });
+
+  it('refuses a pod of a check name no khcheck has, owned by it and by a real khcheck', async () => {
+    const ghost = checkerPod(check, (spec, pod) => {
+      pod.metadata!.labels!['kuberhealthy-check-name'] = 'ghost';
+      pod.metadata!.annotations!['comcast.github.io/check-name'] = 'ghost';
+      pod.metadata!.ownerReferences = [
+        { ...pod.metadata!.ownerReferences![0]!, name: 'ghost', uid: '00000000-0000-4000-8000-00000000dead' },
+        pod.metadata!.ownerReferences![0]!,
+      ];
+      spec.serviceAccountName = 'powerful';
+      spec.containers[0]!.securityContext = { privileged: true };
+      spec.volumes = [{ name: 'root', hostPath: { path: '/' } }];
+      spec.containers[0]!.volumeMounts = [{ name: 'root', mountPath: '/host' }];
+    });
+    expect(await refusal(createPod(ghost))).toMatch(REFUSED);
+  });
+
+  it('refuses a checker pod with a second owner (another real khcheck)', async () => {
+    const twice = checkerPod(check, (_, pod) => {
+      pod.metadata!.ownerReferences!.push({
+        ...pod.metadata!.ownerReferences![0]!,
+        name: other.name,
+        uid: other.uid,
+      });
+    });
+    expect(await refusal(createPod(twice))).toMatch(REFUSED);
+  });
+
+  it.each<[string, (p: V1PodSpec) => void]>([
+    [
+      'another command',
+      (p) => {
+        p.containers[0]!.command = ['sh', '-c', 'id'];
+      },
+    ],
+    [
+      'other arguments',
+      (p) => {
+        p.containers[0]!.args = ['-c', 'id'];
+      },
+    ],
+    [
+      'an added capability',
+      (p) => {
+        p.containers[0]!.securityContext = { capabilities: { add: ['SYS_ADMIN'] } };
+      },
+    ],
+    [
+      'a container running as root',
+      (p) => {
+        p.containers[0]!.securityContext = { runAsUser: 0 };
+      },
+    ],
+    [
+      'a pod security context running as root',
+      (p) => {
+        p.securityContext = { runAsUser: 0 };
+      },
+    ],
+    [
+      'a privileged container',
+      (p) => {
+        p.containers[0]!.securityContext = { privileged: true, allowPrivilegeEscalation: true };
+      },
+    ],
+    [
+      'a secret volume the check does not mount',
+      (p) => void p.volumes!.push({ name: 'stolen', secret: { secretName: 'admin-token' } }),
+    ],
+    [
+      'its configMap volume pointed at another configMap',
+      (p) => {
+        p.volumes![0] = { name: 'config', configMap: { name: 'other' } };
+      },
+    ],
+    [
+      'a hostPort',
+      (p) => {
+        p.containers[0]!.ports = [{ containerPort: 8080, hostPort: 80 }];
+      },
+    ],
+    [
+      'a nodeName',
+      (p) => {
+        p.nodeName = 'control-plane';
+      },
+    ],
+    [
+      'a runtimeClassName',
+      (p) => {
+        p.runtimeClassName = 'unconfined';
+      },
+    ],
+    [
+      'a shared process namespace',
+      (p) => {
+        p.shareProcessNamespace = true;
+      },
+    ],
+    [
+      'a workingDir',
+      (p) => {
+        p.containers[0]!.workingDir = '/tmp';
+      },
+    ],
+    [
+      'a postStart hook',
+      (p) => {
+        p.containers[0]!.lifecycle = { postStart: { exec: { command: ['sh', '-c', 'id'] } } };
+      },
+    ],
+    [
+      'another probe command',
+      (p) => {
+        p.containers[0]!.readinessProbe = { exec: { command: ['sh', '-c', 'id'] } };
+      },
+    ],
+    [
+      'an env entry from a secret',
+      (p) =>
+        void p.containers[0]!.env!.push({
+          name: 'TOKEN',
+          valueFrom: { secretKeyRef: { name: 'admin-token', key: 'token' } },
+        }),
+    ],
+    [
+      'an envFrom secret',
+      (p) => {
+        p.containers[0]!.envFrom = [{ secretRef: { name: 'admin-token' } }];
+      },
+    ],
+  ])('refuses its checker pod with %s', async (_, mutate) => {
+    expect(await refusal(createPod(checkerPod(check, mutate)))).toMatch(REFUSED);
+  });
+
+  it('allows the checker pod of a restricted-compatible check in a restricted (Pod Security) namespace', async () => {
+    expect(await refusal(createPod(checkerPod(strict)))).toBe('allowed');
+    const root = checkerPod(strict, (p) => {
+      p.securityContext = { runAsUser: 0 };
+    });
+    expect(await refusal(createPod(root))).toMatch(/^403 /);
+  });
+});
+
+describe("the policies' parameters cannot be rewritten by the identities they constrain", () => {
+  const hcApi = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL };
+  const jobApi = { group: KH_GROUP, version: KH_VERSION, plural: KHJOB_PLURAL };
+  const PRIVILEGED = {
+    containers: [{ name: 'main', image: 'busybox', securityContext: { privileged: true } }],
+    volumes: [{ name: 'root', hostPath: { path: '/' } }],
+  };
+  let hc: HealthCheck;
+  let job: { metadata: { name: string }; spec: Record<string, unknown> };
+
+  beforeAll(async () => {
+    const custom = admin.makeApiClient(CustomObjectsApi);
+    hc = (await custom.createNamespacedCustomObject({
+      ...hcApi,
+      namespace: checks,
+      body: {
+        apiVersion: HC_API_VERSION,
+        kind: HC_KIND,
+        metadata: { name: 'route-hc' },
+        spec: {
+          runInterval: '10m',
+          timeout: '30s',
+          podSpec: { spec: { containers: [{ name: 'main', image: 'busybox', command: ['true'] }] } },
+        },
+      },
+    })) as HealthCheck;
+    job = (await custom.createNamespacedCustomObject({
+      ...jobApi,
+      namespace: checks,
+      body: {
+        apiVersion: `${KH_GROUP}/${KH_VERSION}`,
+        kind: KHJOB_KIND,
+        metadata: { name: 'route-job' },
+        spec: {
+          timeout: '30s',
+          podSpec: { containers: [{ name: 'main', image: 'busybox', command: ['true'] }] },
+        },
+      },
+    })) as typeof job;
+  });
+
+  const replace = (kc: KubeConfig, api: typeof hcApi, body: { metadata: { name: string } }) =>
+    kc.makeApiClient(CustomObjectsApi).replaceNamespacedCustomObject({
+      ...api,
+      namespace: checks,
+      name: body.metadata.name,
+      body,
+      dryRun: DRY,
+    });
+
+  it.each([
+    ['khrun-runner', () => runner],
+    ['khrun-tick', () => tick],
+  ])(
+    "refuses %s a HealthCheck whose podSpec it rewrote, and allows it khrun's annotations",
+    async (_, kc) => {
+      const rewritten = structuredClone(hc);
+      rewritten.spec.podSpec = { spec: PRIVILEGED } as HealthCheck['spec']['podSpec'];
+      expect(await refusal(replace(kc(), hcApi, rewritten))).toMatch(REFUSED);
+      const annotated = structuredClone(hc);
+      annotated.metadata.annotations = { ...annotated.metadata.annotations, 'khrun.dev/lease': 'x' };
+      expect(await refusal(replace(kc(), hcApi, annotated))).toBe('allowed');
+    },
+  );
+
+  it("refuses the runner a khjob whose podSpec it rewrote, and allows it the khjob's phase", async () => {
+    const rewritten = structuredClone(job);
+    rewritten.spec.podSpec = PRIVILEGED;
+    expect(await refusal(replace(runner, jobApi, rewritten))).toMatch(REFUSED);
+    const running = structuredClone(job);
+    running.spec.phase = 'Running';
+    expect(await refusal(replace(runner, jobApi, running))).toBe('allowed');
+  });
+});
+
+describe('the tick and sync run the runner template as written, whole', () => {
+  function runnerJob(mutate: (spec: V1PodSpec) => void = () => {}): V1Job {
+    const spec = runJobSpec(
+      template,
+      { namespace: checks, name: check.name, timeoutMs: 60_000 },
+      DEFAULT_RUN_JOB_OPTIONS,
+    );
+    mutate(spec.template.spec!);
+    return {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'khrun-run-routes', namespace: ns },
+      spec,
+    };
+  }
+  const createJob = (job: V1Job) =>
+    tick.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body: job, dryRun: DRY });
+  function cron(mutate: (spec: V1PodSpec) => void = () => {}): V1CronJob {
+    const { cronJob } = checkCronJob(check.source, template, DEFAULT_RUN_JOB_OPTIONS);
+    mutate(cronJob.spec!.jobTemplate.spec!.template.spec!);
+    return cronJob;
+  }
+  const createCron = (cronJob: V1CronJob) =>
+    sync
+      .makeApiClient(BatchV1Api)
+      .createNamespacedCronJob({ namespace: cronJob.metadata!.namespace!, body: cronJob, dryRun: DRY });
+
+  const ROUTES: Array<[string, (p: V1PodSpec) => void]> = [
+    [
+      'a postStart hook',
+      (p) => {
+        p.containers[0]!.lifecycle = { postStart: { exec: { command: ['sh', '-c', 'id'] } } };
+      },
+    ],
+    [
+      'a liveness probe command',
+      (p) => {
+        p.containers[0]!.livenessProbe = { exec: { command: ['sh', '-c', 'id'] } };
+      },
+    ],
+    [
+      'a workingDir',
+      (p) => {
+        p.containers[0]!.workingDir = '/tmp';
+      },
+    ],
+    [
+      'a hostPort',
+      (p) => {
+        p.containers[0]!.ports = [{ containerPort: 8080, hostPort: 80 }];
+      },
+    ],
+    [
+      'a nodeName',
+      (p) => {
+        p.nodeName = 'control-plane';
+      },
+    ],
+    [
+      'a runtimeClassName',
+      (p) => {
+        p.runtimeClassName = 'unconfined';
+      },
+    ],
+  ];
+
+  it('allows the Job and the CronJob khrun makes', async () => {
+    expect(await refusal(createJob(runnerJob()))).toBe('allowed');
+    expect(await refusal(createCron(cron()))).toBe('allowed');
+  });
+
+  it.each(ROUTES)('refuses the tick a Job with %s', async (_, mutate) => {
+    expect(await refusal(createJob(runnerJob(mutate)))).toMatch(REFUSED);
+  });
+
+  it.each(ROUTES)('refuses sync a CronJob with %s', async (_, mutate) => {
+    expect(await refusal(createCron(cron(mutate)))).toMatch(REFUSED);
+  });
+
+  it("refuses sync deleting a CronJob khrun did not make, and allows deleting khrun's", async () => {
+    const batch = admin.makeApiClient(BatchV1Api);
+    const theirs = await batch.createNamespacedCronJob({
+      namespace: checks,
+      body: {
+        metadata: { name: 'backup' },
+        spec: {
+          schedule: '0 0 * * *',
+          suspend: true,
+          jobTemplate: {
+            spec: {
+              template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+            },
+          },
+        },
+      },
+    });
+    const ours = await batch.createNamespacedCronJob({ namespace: checks, body: cron() });
+    const remove = (name: string) =>
+      sync.makeApiClient(BatchV1Api).deleteNamespacedCronJob({ namespace: checks, name, dryRun: DRY });
+    expect(await refusal(remove(theirs.metadata!.name!))).toMatch(REFUSED);
+    expect(await refusal(remove(ours.metadata!.name!))).toBe('allowed');
+  });
+});
