@@ -387,8 +387,8 @@ describe('the runner may create and delete only checker pods of khchecks', () =>
   });
 
   it("refuses a checker pod of khrun's own ServiceAccounts, even for a khcheck that names none", async () => {
-    // The case CEL cannot close (a khcheck name that does not exist: no parameter constrains the pod) still
-    // may not borrow a ServiceAccount named like khrun's.
+    // The case CEL cannot close (a khcheck name and uid that do not exist: no parameter constrains the pod)
+    // still may not borrow a ServiceAccount named like khrun's.
     await admin
       .makeApiClient(CoreV1Api)
       .createNamespacedServiceAccount({ namespace: checks, body: { metadata: { name: 'khrun-sync' } } });
@@ -396,6 +396,7 @@ describe('the runner may create and delete only checker pods of khchecks', () =>
     pod.metadata!.labels!['kuberhealthy-check-name'] = 'no-such-check';
     pod.metadata!.annotations!['comcast.github.io/check-name'] = 'no-such-check';
     pod.metadata!.ownerReferences![0]!.name = 'no-such-check';
+    pod.metadata!.ownerReferences![0]!.uid = '00000000-0000-4000-8000-0000000000ff';
     expect(await refusal(createPod(runner, pod))).toMatch(/^403 .*never runs as one of khrun's own/s);
   });
 

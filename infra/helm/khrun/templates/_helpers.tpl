@@ -74,87 +74,193 @@ namespaces, hostPath volumes or privileged containers. */}}
   message: khrun's runner pods use no host network, PID or IPC namespace, no hostPath volume and no privileged container
 {{- end }}
 
+{{/* The fields of a pod spec and of a container (Kubernetes 1.30 and later), compared one by one where a
+whole object cannot be: the expressions see objects untyped (dyn), so a field a version lacks is absent. */}}
+{{- define "khrun.podSpecFields" -}}
+activeDeadlineSeconds affinity automountServiceAccountToken dnsConfig dnsPolicy enableServiceLinks ephemeralContainers hostAliases hostIPC hostNetwork hostPID hostUsers hostname hostnameOverride imagePullSecrets initContainers nodeName nodeSelector os overhead preemptionPolicy priority priorityClassName readinessGates resourceClaims resources runtimeClassName schedulerName schedulingGates securityContext serviceAccount serviceAccountName setHostnameAsFQDN shareProcessNamespace subdomain terminationGracePeriodSeconds tolerations topologySpreadConstraints volumes
+{{- end }}
+{{- define "khrun.containerFields" -}}
+image command args workingDir ports envFrom resources resizePolicy restartPolicy restartPolicyRules volumeMounts volumeDevices livenessProbe readinessProbe startupProbe lifecycle terminationMessagePath terminationMessagePolicy imagePullPolicy securityContext stdin stdinOnce tty
+{{- end }}
+
 {{/* CEL validations: the pod spec variables.pod is the khrun-runner PodTemplate's (variables.template) as
-the tick and sync copy it (lib/schedule/run-job.ts): the same containers with CHECK_NAME (a khjob's:
-KHJOB_NAME, a HealthCheck's: HEALTHCHECK_NAME) and CHECK_NAMESPACE added to the environment, or a batch's
-KHRUN_BATCH (the khchecks it runs; lib/schedule/batch-job.ts) instead, run as khrun-runner. Anything else would run the runner's image as another identity, or another program as the
-runner. */}}
+the tick and sync copy it (lib/schedule/run-job.ts), whole: every pod-spec field but containers and
+restartPolicy (Never in both) is the template's, and every container field but env; the environment is
+the template's with CHECK_NAME (a khjob's: KHJOB_NAME, a HealthCheck's: HEALTHCHECK_NAME) and
+CHECK_NAMESPACE added, or a batch's KHRUN_BATCH (lib/schedule/batch-job.ts) instead. Anything else would
+run the runner's image as another identity, or another program (a hook, a probe) as the runner. */}}
 {{- define "khrun.runsRunnerTemplate" -}}
 - expression: |-
     variables.pod.containers.map(c, c.name) == variables.template.containers.map(c, c.name)
-    && variables.pod.containers.map(c, c.image) == variables.template.containers.map(c, c.image)
     && variables.pod.containers.all(c, variables.template.containers.exists(t, t.name == c.name
-         && (has(c.command) ? c.command : []) == (has(t.command) ? t.command : [])
-         && (has(c.args) ? c.args : []) == (has(t.args) ? t.args : [])
-         && (has(c.envFrom) ? c.envFrom : []) == (has(t.envFrom) ? t.envFrom : [])
-         && (has(c.volumeMounts) ? c.volumeMounts : []) == (has(t.volumeMounts) ? t.volumeMounts : [])
-         && has(c.securityContext) == has(t.securityContext)
-         && (!has(c.securityContext) || c.securityContext == t.securityContext)
+    {{- range splitList " " (include "khrun.containerFields" .) }}
+         && has(c.{{ . }}) == has(t.{{ . }}) && (!has(c.{{ . }}) || c.{{ . }} == t.{{ . }})
+    {{- end }}
          && (has(c.env) ? c.env.filter(e, !(e.name in ['CHECK_NAME', 'KHJOB_NAME', 'HEALTHCHECK_NAME', 'CHECK_NAMESPACE', 'KHRUN_BATCH'])) : [])
             == (has(t.env) ? t.env.filter(e, !(e.name in ['CHECK_NAME', 'KHJOB_NAME', 'HEALTHCHECK_NAME', 'CHECK_NAMESPACE', 'KHRUN_BATCH'])) : [])))
   reason: Forbidden
   message: >-
-    the runner's containers are the khrun-runner PodTemplate's (images, commands, arguments, environment,
-    mounts, security contexts); only CHECK_NAME (KHJOB_NAME, HEALTHCHECK_NAME) and CHECK_NAMESPACE, or
-    KHRUN_BATCH, are added
+    the runner's containers are the khrun-runner PodTemplate's, whole (image, command, arguments, working
+    directory, ports, mounts, probes, lifecycle hooks, security context, environment); only CHECK_NAME
+    (KHJOB_NAME, HEALTHCHECK_NAME) and CHECK_NAMESPACE, or KHRUN_BATCH, are added
 - expression: |-
-    (has(variables.pod.initContainers) ? variables.pod.initContainers : [])
-      == (has(variables.template.initContainers) ? variables.template.initContainers : [])
-    && (has(variables.pod.volumes) ? variables.pod.volumes : [])
-      == (has(variables.template.volumes) ? variables.template.volumes : [])
-    && (has(variables.pod.hostNetwork) && variables.pod.hostNetwork)
-      == (has(variables.template.hostNetwork) && variables.template.hostNetwork)
-    && (has(variables.pod.hostPID) && variables.pod.hostPID)
-      == (has(variables.template.hostPID) && variables.template.hostPID)
-    && (has(variables.pod.hostIPC) && variables.pod.hostIPC)
-      == (has(variables.template.hostIPC) && variables.template.hostIPC)
-    && has(variables.pod.securityContext) == has(variables.template.securityContext)
-    && (!has(variables.pod.securityContext) || variables.pod.securityContext == variables.template.securityContext)
+    true
+    {{- range splitList " " (include "khrun.podSpecFields" .) }}
+    && has(variables.pod.{{ . }}) == has(variables.template.{{ . }})
+    && (!has(variables.pod.{{ . }}) || variables.pod.{{ . }} == variables.template.{{ . }})
+    {{- end }}
   reason: Forbidden
   message: >-
-    the runner's pod is the khrun-runner PodTemplate's: the same init containers, volumes, host namespaces
-    and pod security context
+    the runner's pod is the khrun-runner PodTemplate's, whole: the same init containers, volumes, host
+    namespaces, node, runtime class, security context and every other pod-spec field
 {{- end }}
 
-{{/* CEL validation of policies 2 and 2b (admission.yaml): a checker pod runs the podSpec of the object
-(params, one per object of the namespace) its kuberhealthy-check-name label names, owned by it (uid). The
-context is a dict: kind (KuberhealthyCheck, KuberhealthyJob) and what (khcheck, khjob), for the message. */}}
+{{/* CEL: a key of volume {{ . }} (a variable name) that names its source and what it points at. */}}
+{{- define "khrun.volumeKey" -}}
+{{ . }}.name + '|'
+{{- range list "awsElasticBlockStore" "azureDisk" "azureFile" "cephfs" "cinder" "configMap" "csi" "downwardAPI" "emptyDir" "ephemeral" "fc" "flexVolume" "flocker" "gcePersistentDisk" "gitRepo" "glusterfs" "hostPath" "image" "iscsi" "nfs" "persistentVolumeClaim" "photonPersistentDisk" "portworxVolume" "projected" "quobyte" "rbd" "scaleIO" "secret" "storageos" "vsphereVolume" }} + (has({{ $ }}.{{ . }}) ? '{{ . }},' : ''){{ end }}
+  + '|' + (has({{ . }}.hostPath) ? {{ . }}.hostPath.path : '')
+  + '|' + (has({{ . }}.secret) && has({{ . }}.secret.secretName) ? {{ . }}.secret.secretName : '')
+  + '|' + (has({{ . }}.configMap) && has({{ . }}.configMap.name) ? {{ . }}.configMap.name : '')
+  + '|' + (has({{ . }}.persistentVolumeClaim) ? {{ . }}.persistentVolumeClaim.claimName : '')
+  + '|' + (has({{ . }}.csi) ? {{ . }}.csi.driver : '')
+  + '|' + (has({{ . }}.nfs) ? {{ . }}.nfs.server + ':' + {{ . }}.nfs.path : '')
+  + '|' + (has({{ . }}.image) && has({{ . }}.image.reference) ? {{ . }}.image.reference : '')
+  + '|' + (has({{ . }}.projected) && has({{ . }}.projected.sources) ? {{ . }}.projected.sources.map(s,
+      (has(s.secret) ? 'secret:' + (has(s.secret.name) ? s.secret.name : '') : '')
+      + (has(s.configMap) ? 'configMap:' + (has(s.configMap.name) ? s.configMap.name : '') : '')
+      + (has(s.serviceAccountToken) ? 'token:' + (has(s.serviceAccountToken.audience) ? s.serviceAccountToken.audience : '') : '')
+      + (has(s.downwardAPI) ? 'downwardAPI' : '') + (has(s.clusterTrustBundle) ? 'clusterTrustBundle' : '')).join(',') : '')
+{{- end }}
+
+{{/* CEL: the command a lifecycle hook or probe runs; .x the container variable, .h the path below it. */}}
+{{- define "khrun.handlerKey" -}}
+{{- $p := .x }}{{ $has := list }}
+{{- range splitList "." .h }}{{ $p = printf "%s.%s" $p . }}{{ $has = append $has (printf "has(%s)" $p) }}{{ end -}}
+({{ join " && " $has }} ? ({{ join " && " $has }} && has({{ $p }}.exec) && has({{ $p }}.exec.command) ? {{ $p }}.exec.command : ['(no exec)']) : ['(none)'])
+{{- end }}
+
+{{/* CEL: container c (of the pod) is container t (of the check's podSpec) as the runner builds it
+(lib/check/pod-builder.ts: the same container, KH_* variables added): image, command, arguments, working
+directory, security context, host ports, the commands of hooks and probes, mounts, devices, environment
+and its sources. The API server's defaults (fieldRef apiVersion, procMount, a ServiceAccount token mount)
+are left out of the comparison. */}}
+{{- define "khrun.sameContainer" -}}
+(has(c.image) ? c.image : '') == (has(t.image) ? t.image : '')
+&& (has(c.command) ? c.command : []) == (has(t.command) ? t.command : [])
+&& (has(c.args) ? c.args : []) == (has(t.args) ? t.args : [])
+&& (has(c.workingDir) ? c.workingDir : '') == (has(t.workingDir) ? t.workingDir : '')
+{{- range list "capabilities" "privileged" "seLinuxOptions" "windowsOptions" "runAsUser" "runAsGroup" "runAsNonRoot" "readOnlyRootFilesystem" "allowPrivilegeEscalation" "seccompProfile" "appArmorProfile" }}
+&& (has(c.securityContext) && has(c.securityContext.{{ . }})) == (has(t.securityContext) && has(t.securityContext.{{ . }}))
+&& (!(has(c.securityContext) && has(c.securityContext.{{ . }})) || c.securityContext.{{ . }} == t.securityContext.{{ . }})
+{{- end }}
+&& (has(c.securityContext) && has(c.securityContext.procMount) ? c.securityContext.procMount : 'Default')
+   == (has(t.securityContext) && has(t.securityContext.procMount) ? t.securityContext.procMount : 'Default')
+&& (variables.hostNetwork
+    || (has(c.ports) ? c.ports.filter(p, has(p.hostPort) && p.hostPort != 0).map(p, p.hostPort) : [])
+       == (has(t.ports) ? t.ports.filter(p, has(p.hostPort) && p.hostPort != 0).map(p, p.hostPort) : []))
+{{- range list "lifecycle.postStart" "lifecycle.preStop" "livenessProbe" "readinessProbe" "startupProbe" }}
+&& {{ include "khrun.handlerKey" (dict "x" "c" "h" .) }}
+   == {{ include "khrun.handlerKey" (dict "x" "t" "h" .) }}
+{{- end }}
+&& (has(c.volumeMounts) ? c.volumeMounts.filter(m, !m.name.startsWith('kube-api-access-')) : []).map(m,
+     m.name + '|' + m.mountPath + '|' + (has(m.subPath) ? m.subPath : '') + '|' + (has(m.subPathExpr) ? m.subPathExpr : '')
+     + '|' + (has(m.readOnly) && m.readOnly ? 'ro' : 'rw') + '|' + (has(m.mountPropagation) ? m.mountPropagation : ''))
+   == (has(t.volumeMounts) ? t.volumeMounts.filter(m, !m.name.startsWith('kube-api-access-')) : []).map(m,
+     m.name + '|' + m.mountPath + '|' + (has(m.subPath) ? m.subPath : '') + '|' + (has(m.subPathExpr) ? m.subPathExpr : '')
+     + '|' + (has(m.readOnly) && m.readOnly ? 'ro' : 'rw') + '|' + (has(m.mountPropagation) ? m.mountPropagation : ''))
+&& (has(c.volumeDevices) ? c.volumeDevices.map(d, d.name + '|' + d.devicePath) : [])
+   == (has(t.volumeDevices) ? t.volumeDevices.map(d, d.name + '|' + d.devicePath) : [])
+{{- range list "c" "t" }}
+{{ if eq . "c" }}&& {{ else }}   == {{ end }}(has({{ . }}.env) ? {{ . }}.env.filter(e, !(e.name in ['KH_REPORTING_URL', 'KH_RUN_UUID', 'KH_CHECK_RUN_DEADLINE', 'KH_POD_NAMESPACE'])) : []).map(e,
+     e.name + '=' + (has(e.value) ? e.value : '') + (has(e.valueFrom) ? '|'
+     + (has(e.valueFrom.secretKeyRef) ? 'secret:' + (has(e.valueFrom.secretKeyRef.name) ? e.valueFrom.secretKeyRef.name : '') + '/' + e.valueFrom.secretKeyRef.key : '')
+     + (has(e.valueFrom.configMapKeyRef) ? 'configMap:' + (has(e.valueFrom.configMapKeyRef.name) ? e.valueFrom.configMapKeyRef.name : '') + '/' + e.valueFrom.configMapKeyRef.key : '')
+     + (has(e.valueFrom.fieldRef) ? 'field:' + e.valueFrom.fieldRef.fieldPath : '')
+     + (has(e.valueFrom.resourceFieldRef) ? 'resource:' + e.valueFrom.resourceFieldRef.resource : '') : ''))
+{{- end }}
+{{- range list "c" "t" }}
+{{ if eq . "c" }}&& {{ else }}   == {{ end }}(has({{ . }}.envFrom) ? {{ . }}.envFrom.map(f, (has(f.prefix) ? f.prefix : '') + '|'
+     + (has(f.secretRef) ? 'secret:' + (has(f.secretRef.name) ? f.secretRef.name : '') : '')
+     + (has(f.configMapRef) ? 'configMap:' + (has(f.configMapRef.name) ? f.configMapRef.name : '') : '')) : [])
+{{- end }}
+{{- end }}
+
+{{/* CEL validations of policies 2, 2b and 2c (admission.yaml): a checker pod runs the podSpec of the
+object (params: each object of its kind in the namespace, one evaluation each) it names, as the runner
+builds it. The evaluation of a param constrains the pod when the pod names it or names its uid
+(variables.mine), so a pod cannot name one object and be owned by another. The context is a dict: kind
+(KuberhealthyCheck, KuberhealthyJob, HealthCheck) and what (khcheck, khjob, HealthCheck), for messages. */}}
 {{- define "khrun.runsItsPodSpec" -}}
 - expression: |-
-    params.metadata.name != variables.check || (
-      object.metadata.ownerReferences.exists(o, o.kind == '{{ .kind }}' && o.uid == params.metadata.uid)
-      && variables.serviceAccount == (
+    !variables.mine || (params.metadata.name == variables.check
+      && object.metadata.ownerReferences.size() == 1
+      && object.metadata.ownerReferences[0].kind == '{{ .kind }}'
+      && object.metadata.ownerReferences[0].name == params.metadata.name
+      && object.metadata.ownerReferences[0].uid == params.metadata.uid)
+  reason: Forbidden
+  messageExpression: >-
+    'a checker pod of {{ .what }} ' + params.metadata.name + ' runs its podSpec as written, names it (label)
+    and is owned by it (uid) alone'
+- expression: |-
+    !variables.mine || (
+      variables.serviceAccount == (
            has(variables.checkSpec.serviceAccountName) && variables.checkSpec.serviceAccountName != ''
            ? variables.checkSpec.serviceAccountName
            : has(variables.checkSpec.serviceAccount) && variables.checkSpec.serviceAccount != ''
            ? variables.checkSpec.serviceAccount : 'default')
-      && object.spec.containers.map(c, c.image)
-         == variables.checkSpec.containers.map(c, has(c.image) ? c.image : '')
-      && (has(object.spec.initContainers) ? object.spec.initContainers.map(c, c.image) : [])
-         == (has(variables.checkSpec.initContainers)
-             ? variables.checkSpec.initContainers.map(c, has(c.image) ? c.image : '') : [])
-      && (has(object.spec.hostNetwork) && object.spec.hostNetwork)
-         == (has(variables.checkSpec.hostNetwork) && variables.checkSpec.hostNetwork)
+      && (has(object.spec.automountServiceAccountToken) ? object.spec.automountServiceAccountToken : true)
+         == (has(variables.checkSpec.automountServiceAccountToken) ? variables.checkSpec.automountServiceAccountToken : true)
+      && variables.hostNetwork == (has(variables.checkSpec.hostNetwork) && variables.checkSpec.hostNetwork)
       && (has(object.spec.hostPID) && object.spec.hostPID)
          == (has(variables.checkSpec.hostPID) && variables.checkSpec.hostPID)
       && (has(object.spec.hostIPC) && object.spec.hostIPC)
          == (has(variables.checkSpec.hostIPC) && variables.checkSpec.hostIPC)
-      && object.spec.containers.all(c,
-           !(has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)
-           || variables.checkSpec.containers.exists(k, k.name == c.name && has(k.securityContext)
-                && has(k.securityContext.privileged) && k.securityContext.privileged))
-      && (!has(object.spec.initContainers) || object.spec.initContainers.all(c,
-           !(has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)
-           || (has(variables.checkSpec.initContainers) && variables.checkSpec.initContainers.exists(k,
-                k.name == c.name && has(k.securityContext) && has(k.securityContext.privileged)
-                && k.securityContext.privileged))))
-      && (!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath)
-           || (has(variables.checkSpec.volumes) && variables.checkSpec.volumes.exists(k,
-                k.name == v.name && has(k.hostPath) && k.hostPath.path == v.hostPath.path))))
+      && (has(object.spec.hostUsers) ? object.spec.hostUsers : true)
+         == (has(variables.checkSpec.hostUsers) ? variables.checkSpec.hostUsers : true)
+      && (has(object.spec.shareProcessNamespace) && object.spec.shareProcessNamespace)
+         == (has(variables.checkSpec.shareProcessNamespace) && variables.checkSpec.shareProcessNamespace)
+      && (has(object.spec.nodeName) ? object.spec.nodeName : '')
+         == (has(variables.checkSpec.nodeName) ? variables.checkSpec.nodeName : '')
+      && (has(object.spec.runtimeClassName) ? object.spec.runtimeClassName : '')
+         == (has(variables.checkSpec.runtimeClassName) ? variables.checkSpec.runtimeClassName : '')
+      && !has(object.spec.ephemeralContainers)
+      {{- range list "seLinuxOptions" "windowsOptions" "runAsUser" "runAsGroup" "runAsNonRoot" "supplementalGroups" "supplementalGroupsPolicy" "fsGroup" "sysctls" "fsGroupChangePolicy" "seccompProfile" "appArmorProfile" "seLinuxChangePolicy" }}
+      && (has(object.spec.securityContext) && has(object.spec.securityContext.{{ . }}))
+         == (has(variables.checkSpec.securityContext) && has(variables.checkSpec.securityContext.{{ . }}))
+      && (!(has(object.spec.securityContext) && has(object.spec.securityContext.{{ . }}))
+          || object.spec.securityContext.{{ . }} == variables.checkSpec.securityContext.{{ . }})
+      {{- end }}
     )
   reason: Forbidden
   messageExpression: >-
-    'a checker pod of {{ .what }} ' + variables.check + ' runs its podSpec as written: the same
-    serviceAccountName, images, host namespaces, privileged containers and hostPath volumes, owned by
-    that {{ .what }} (uid)'
+    'a checker pod of {{ .what }} ' + params.metadata.name + ' runs its podSpec as written: the same
+    ServiceAccount, host namespaces, user namespace, process namespace sharing, node, runtime class and pod
+    security context'
+- expression: |-
+    !variables.mine || (
+      (has(object.spec.volumes) ? object.spec.volumes.filter(v,
+          !(v.name.startsWith('kube-api-access-') && has(v.projected))) : []).map(v,
+        {{ include "khrun.volumeKey" "v" | nindent 8 }})
+      == (has(variables.checkSpec.volumes) ? variables.checkSpec.volumes : []).map(v,
+        {{ include "khrun.volumeKey" "v" | nindent 8 }})
+    )
+  reason: Forbidden
+  messageExpression: >-
+    'a checker pod of {{ .what }} ' + params.metadata.name + ' runs its podSpec as written: its volumes
+    (names, sources and what they point at), and a ServiceAccount token volume only'
+{{- range list "containers" "initContainers" }}
+- expression: |-
+    !variables.mine || (
+      (has(object.spec.{{ . }}) ? object.spec.{{ . }}.map(c, c.name) : [])
+         == (has(variables.checkSpec.{{ . }}) ? variables.checkSpec.{{ . }}.map(c, c.name) : [])
+      && (!has(object.spec.{{ . }}) || object.spec.{{ . }}.all(c, variables.checkSpec.{{ . }}.exists(t, t.name == c.name
+        && {{ include "khrun.sameContainer" . | nindent 8 | trim }})))
+    )
+  reason: Forbidden
+  messageExpression: >-
+    'a checker pod of {{ $.what }} ' + params.metadata.name + ' runs its podSpec as written: its {{ . }}
+    (image, command, arguments, working directory, security context, host ports, hooks and probes, mounts
+    and environment)'
+{{- end }}
 {{- end }}
