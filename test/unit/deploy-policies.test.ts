@@ -233,7 +233,10 @@ describe('admission policies: each in force, matching what it narrows', () => {
 
   it('refuses khrun any spec change of a check (a khjob: only its phase)', () => {
     const all = cel('khrun-check-specs');
-    expect(all).toContain("request.resource.resource == 'khjobs' && k == 'phase'");
+    expect(all).toContain("request.resource.resource != 'khjobs' ? object.spec == oldObject.spec");
+    for (const f of ['podSpec', 'timeout', 'extraAnnotations', 'extraLabels'])
+      expect(all).toContain(`object.spec.${f} == oldObject.spec.${f}`);
+    expect(all).not.toContain('object.spec.phase');
     const who = policy('khrun-check-specs').spec.matchConditions?.[0]?.expression ?? '';
     for (const sa of ['khrun-tick', 'khrun-sync', 'khrun-(runner|server)']) expect(who).toContain(sa);
   });
