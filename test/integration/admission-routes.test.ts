@@ -3,6 +3,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  NodeV1Api,
   PatchStrategy,
   setHeaderOptions,
   type V1CronJob,
@@ -37,6 +38,7 @@ import { createCheck } from './helpers/khrun.ts';
 // before they compared the whole spec; the genuine requests next to them must stay admitted.
 
 const admin = adminKubeConfig();
+const RUNTIME_CLASS = 'unconfined';
 const ns = DEPLOY_NAMESPACE;
 const DRY = 'All';
 let checks: string;
@@ -100,6 +102,14 @@ beforeAll(async () => {
   checks = await freshNamespace(admin, 'routes');
   restricted = await freshNamespace(admin, 'routes-psa');
   const core = admin.makeApiClient(CoreV1Api);
+  // The RuntimeClass the runtimeClassName routes name must exist, or the API server's RuntimeClass plugin
+  // refuses the pod before any policy sees it (a 403 that would prove nothing about the policies).
+  await admin
+    .makeApiClient(NodeV1Api)
+    .createRuntimeClass({ body: { metadata: { name: RUNTIME_CLASS }, handler: 'runc' } })
+    .catch((error: unknown) => {
+      if ((error as { code?: number }).code !== 409) throw error;
+    });
   await core.patchNamespace(
     {
       name: restricted,
@@ -150,6 +160,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await dropNamespace(admin, checks);
   await dropNamespace(admin, restricted);
+  await admin
+    .makeApiClient(NodeV1Api)
+    .deleteRuntimeClass({ name: RUNTIME_CLASS })
+    .catch(() => {});
 });
 
 function checkerPod(of: ValidCheck, mutate: (spec: V1PodSpec, pod: V1Pod) => void = () => {}): V1Pod {
@@ -263,7 +277,7 @@ describe('the runner creates checker pods pinned to their check, running its spe
     [
       'a runtimeClassName',
       (p) => {
-        p.runtimeClassName = 'unconfined';
+        p.runtimeClassName = RUNTIME_CLASS;
       },
     ],
     [
@@ -453,7 +467,7 @@ describe('the tick and sync run the runner template as written, whole', () => {
     [
       'a runtimeClassName',
       (p) => {
-        p.runtimeClassName = 'unconfined';
+        p.runtimeClassName = RUNTIME_CLASS;
       },
     ],
   ];
