@@ -33,11 +33,12 @@ export function adoptedPodOf(pods: V1Pod[], runUuid: string, ownerUid: string): 
 
 /**
  * Whether `url` has the shape of a runner's own report endpoint like `own` (this runner's): http(s) as
- * ours, a pod IP address (a runner's endpoint is its POD_IP), our port and our report path. Only such a URL
- * is probed: a URL a pod's spec holds is anyone's to write, and the probe must not become a request from
- * the runner to any address of the cluster. Pure.
+ * ours, a pod IP address (a runner's endpoint is its POD_IP), our port (any port when runners choose theirs
+ * per process: `anyPort`) and our report path. Only such a URL is probed: a URL a pod's spec holds is
+ * anyone's to write, and the probe must not become a request from the runner to any address of the
+ * cluster. Pure.
  */
-export function isRunnerEndpoint(url: string, own: string): boolean {
+export function isRunnerEndpoint(url: string, own: string, opts: { anyPort?: boolean } = {}): boolean {
   const parse = (u: string) => {
     try {
       return new URL(u);
@@ -53,7 +54,7 @@ export function isRunnerEndpoint(url: string, own: string): boolean {
     theirs.protocol === ours.protocol &&
     (theirs.protocol === 'http:' || theirs.protocol === 'https:') &&
     isIP(theirs.hostname.replace(/^\[|\]$/g, '')) !== 0 &&
-    theirs.port === ours.port &&
+    (opts.anyPort === true || theirs.port === ours.port) &&
     theirs.username === '' &&
     theirs.password === '' &&
     firstSegment(theirs) === firstSegment(ours)

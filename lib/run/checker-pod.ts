@@ -88,7 +88,7 @@ function endpointOf(
   const url = reportingUrlOf(pod);
   if (url === undefined) return 'dead';
   if (url === opts.reportingUrl) return 'alive';
-  if (!isRunnerEndpoint(url, opts.reportingUrl)) return 'unknown';
+  if (!isRunnerEndpoint(url, opts.reportingUrl, { anyPort: deps.endpoints?.anyPort })) return 'unknown';
   return deps.endpoints?.probe(url, opts.signal) ?? 'unknown';
 }
 

@@ -9,6 +9,11 @@ export type EndpointState = 'alive' | 'dead' | 'unknown';
 /** The port an adopting runner asks before it replaces a checker pod (lib/run/checker-pod.ts). */
 export interface EndpointProbe {
   probe(url: string, signal: AbortSignal): Promise<EndpointState>;
+  /**
+   * Runners choose their report port per process (KHRUN_REPORT_PORT=0, as on a laptop or in tests), so
+   * another runner's endpoint may listen at any port; otherwise it listens at ours (see isRunnerEndpoint).
+   */
+  readonly anyPort?: boolean;
 }
 
 /** How long a probe waits for an answer before it says 'unknown'. */

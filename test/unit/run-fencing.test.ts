@@ -292,6 +292,13 @@ describe('isRunnerEndpoint', () => {
   ])('%s: %s', (_, url, expected) => {
     expect(isRunnerEndpoint(url, OWN)).toBe(expected);
   });
+  it.each([
+    ['another port', 'http://10.1.0.9:40123/externalCheckStatus/ns/check/uuid/1/mac', true],
+    ['a host name', 'http://metadata.google.internal:80/externalCheckStatus', false],
+    ['another path', 'http://10.1.0.9:40123/api/v1/secrets', false],
+  ])('runners on free ports (anyPort), %s: %s', (_, url, expected) => {
+    expect(isRunnerEndpoint(url, OWN, { anyPort: true })).toBe(expected);
+  });
 });
 
 describe('httpEndpointProbe', () => {
