@@ -53,6 +53,9 @@ beforeAll(async () => {
       host: '127.0.0.1',
       port: 0,
       access: { key: undefined, unsigned: 'header', scope: { namespaces: [ns] } },
+      // Every checker here reports from 127.0.0.1; in a cluster each has its own pod IP, so the per-source
+      // cap on unsigned reports (a few per address) is lifted to the test's concurrency.
+      maxUnsignedPerSource: IN_FLIGHT,
     },
   );
   const nowMs = Date.now();
@@ -108,7 +111,6 @@ describe('the report endpoint under many concurrent reporters', () => {
       return post(server.url, JSON.stringify({ OK: r.ok, Errors: r.errors }), { uuid: r.uuid });
     });
     const seconds = (performance.now() - started) / 1000;
-    expect(answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.text}`)).toEqual([]);
 
     const list = (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
       group: KH_GROUP,
@@ -129,7 +131,6 @@ describe('the report endpoint under many concurrent reporters', () => {
         state?.spec.OK === r.ok
       );
     });
-    expect(lost.map((r) => r.check)).toEqual([]);
     const latencies = answers.map((a) => a.ms);
     await recordFault({
       fault: `load: ${CHECKS} checkers reporting at once to one report endpoint, ${IN_FLIGHT} in flight`,
@@ -139,5 +140,8 @@ describe('the report endpoint under many concurrent reporters', () => {
       reported: answers.length,
       recorded: runs.length - lost.length,
     });
+    // Asserted after the row is written, so a loss shows in the table too.
+    expect(answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.text}`)).toEqual([]);
+    expect(lost.map((r) => r.check)).toEqual([]);
   }, 120_000);
 });
