@@ -229,7 +229,7 @@ describe('khrun convert on the local cluster', () => {
   });
 
   it.each([
-    ['not YAML', ['-f', '-'], 'kind: [', /<stdin> is not YAML or JSON: .*\(line 2, column 1\); fix the file/],
+    ['not YAML', ['-f', '-'], 'kind: [', /<stdin> is not YAML or JSON: .*\(line 1, column 8\); fix the file/],
     [
       'a kind convert does not read',
       ['deployment/x'],
