@@ -1,5 +1,5 @@
-import type { ParameterKeyText } from '../config/report-key-parameter.ts';
 import {
+  type ParameterKeyText,
   putParameterCommand,
   REPORT_KEY_PARAMETER_ENV,
   reportKeyParameter,
@@ -12,7 +12,7 @@ import { type Env, NO_FLAGS } from '../config/setting.ts';
  */
 export type ParameterReader = (name: string) => Promise<string>;
 
-/** Why the key's parameter could not be read, from the SDK's error name; `other` keeps the name it had. */
+/** Why the key's parameter could not be read, from the SDK's error name (ReportKeyParameterError.code). */
 export type ParameterFailure = 'not-found' | 'access-denied' | 'key-unusable' | 'other';
 
 const FAILURE_OF: Readonly<Record<string, ParameterFailure>> = {
