@@ -1,7 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
+import { reportKeyFromParameter } from '../lib/aws/report-key-parameter.ts';
 import { runBatchFromEvent, runFromEvent } from '../lib/aws/run-from-event.ts';
+import { ssmParameterReader } from '../lib/aws/ssm-parameter.ts';
 import { lambdaRunPlan } from '../lib/config/batch-options.ts';
 import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
@@ -14,14 +16,19 @@ import { type KubeClient, runnerClient } from '../lib/kube/kube-client.ts';
 // KHRUN_BUDGET_MARGIN_SECONDS before the function's own timeout (which kills without warning) and leaves
 // the run resumable; the next invocation adopts it. A batch event {"checks": [{"kind": "khcheck",
 // "namespace": "...", "checkName": "..."}, ...]} (the tick's, at most 200 khchecks) runs each check as a full
-// iteration of its own in this one invocation and returns {"checks": [one entry per check]}.
+// iteration of its own in this one invocation and returns {"checks": [one entry per check]}. Reporting URLs
+// are signed with the report key: the SSM parameter KHRUN_REPORT_KEY_PARAMETER names, or KHRUN_REPORT_KEY.
 
 // The warm runtime's one runner client object: its bound and clock outlive an invocation, as the kubeconfig does.
 let runtime: { logger: Logger; client: KubeClient } | undefined;
+// The key's parameter, cached while warm (PARAMETER_MAX_AGE_SECONDS), so a rotation is picked up.
+const readParameter = ssmParameterReader();
 
 export async function handler(event: unknown, context: Context) {
-  // Options as `khrun run` builds them; a bad event or ConfigError fails the invocation with its message.
-  const plan = lambdaRunPlan({ event, env: process.env });
+  // Options as `khrun run` builds them; a bad event, a ConfigError or a ReportKeyParameterError (the key's
+  // parameter cannot be read) fails the invocation with its message, before any pod is started.
+  const keyParameter = await reportKeyFromParameter(process.env, readParameter);
+  const plan = lambdaRunPlan({ event, env: process.env, keyParameter });
   const options = plan.options;
   if (!runtime) {
     const logger = createLogger({ service: 'khrun-run-check', level: options.logLevel });

@@ -9,6 +9,7 @@ import { ConfigError } from './config-error.ts';
 import { cliKube } from './kubeconfig.ts';
 import { checkNamespace, oneNamespaceSetting } from './namespaces.ts';
 import { reportHosting, reportSettings } from './report-address.ts';
+import type { ParameterKeyText } from './report-key-parameter.ts';
 import { batchEventChecks, eventFieldOf } from './run-check-event.ts';
 import {
   type LambdaRunCheckOptions,
@@ -116,14 +117,23 @@ export type LambdaRunPlan =
 /**
  * The runCheck Lambda: an event {"checks": [...]} is a batch (lib/config/batch-checks.ts), with the same
  * variables and checks as one object's run; any other event is one object's (lambdaRunCheckOptions).
+ * keyParameter: the text of KHRUN_REPORT_KEY_PARAMETER's parameter, as the handler read it.
  */
-export function lambdaRunPlan(input: { event: unknown; env: Env }): LambdaRunPlan {
+export function lambdaRunPlan(input: {
+  event: unknown;
+  env: Env;
+  keyParameter?: ParameterKeyText;
+}): LambdaRunPlan {
   const checks = batchEventChecks(input.event);
   if (checks === undefined) return { kind: 'one', options: lambdaRunCheckOptions(input) };
   const list = batchFromEvent(checks);
   const config: ConfigInput = { flags: {}, env: input.env, flagLabel: eventFieldOf };
   return {
     kind: 'batch',
-    options: { checks: list, ...runnerSettings(config), ...lambdaRunnerSettings(config) },
+    options: {
+      checks: list,
+      ...runnerSettings(config),
+      ...lambdaRunnerSettings(config, input.keyParameter),
+    },
   };
 }

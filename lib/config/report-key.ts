@@ -2,17 +2,44 @@ import { readFileSync } from 'node:fs';
 import { UNSIGNED_POLICIES, type UnsignedPolicy } from '../report/authorize-report.ts';
 import { MIN_REPORT_KEY_CHARS, type ReportKey, reportKeyOf } from '../report/report-token.ts';
 import { ConfigError } from './config-error.ts';
+import {
+  type ParameterKeyText,
+  putParameterCommand,
+  REPORT_KEY_PARAMETER_ENV,
+  reportKeyParameter,
+} from './report-key-parameter.ts';
 import { type ConfigInput, type Flags, flagSet, setting } from './setting.ts';
 import { bool, oneOf } from './values.ts';
 
 const KEY_REMEDY = `use a random one of at least ${MIN_REPORT_KEY_CHARS} characters, e.g. from \`openssl rand -hex 32\`, the same for the runners and the report endpoints of a deployment`;
 
 /**
- * The deployment's report key: KHRUN_REPORT_KEY_FILE (a mounted Secret) or KHRUN_REPORT_KEY. Runners sign
- * each run's reporting URL with it; `khrun serve` and the report Lambda check those URLs with it.
- * undefined when neither is set.
+ * The deployment's report key: KHRUN_REPORT_KEY_FILE (a mounted Secret), KHRUN_REPORT_KEY, or, for the
+ * Lambda functions, the SSM parameter KHRUN_REPORT_KEY_PARAMETER names, whose text the entrypoint read
+ * (fromParameter: lib/aws/report-key-parameter.ts). Runners sign each run's reporting URL with it;
+ * `khrun serve` and the report Lambda check those URLs with it. Every source is held to the same length
+ * and charset. undefined when none is set. KHRUN_REPORT_KEY_PARAMETER without its text is a ConfigError:
+ * this entrypoint does not read SSM, and running without the key would hand out unsigned URLs.
  */
-export function reportKey(input: ConfigInput<Flags>): ReportKey | undefined {
+export function reportKey(
+  input: ConfigInput<Flags>,
+  fromParameter?: ParameterKeyText,
+): ReportKey | undefined {
+  const parameter = reportKeyParameter(input);
+  if (parameter !== undefined) {
+    if (fromParameter?.parameter !== parameter) {
+      throw new ConfigError({
+        setting: REPORT_KEY_PARAMETER_ENV,
+        value: parameter,
+        problem: 'is read only by the runCheck and report Lambda functions',
+        remedy: 'here, give the key in KHRUN_REPORT_KEY_FILE (a mounted Secret) or KHRUN_REPORT_KEY instead',
+      });
+    }
+    return checkedKey(fromParameter.text.trim(), {
+      source: `the SSM parameter ${parameter} (${REPORT_KEY_PARAMETER_ENV})`,
+      remedy: `${KEY_REMEDY}: \`${putParameterCommand(parameter, { overwrite: true })}\``,
+    });
+  }
   const file = setting(input, { env: ['KHRUN_REPORT_KEY_FILE'] });
   const inline = setting(input, { env: ['KHRUN_REPORT_KEY'] });
   if (file.text !== undefined && inline.text !== undefined) {
@@ -23,12 +50,10 @@ export function reportKey(input: ConfigInput<Flags>): ReportKey | undefined {
       remedy: 'set one of them (the file, for a key from a mounted Secret)',
     });
   }
-  let text: string;
-  let source: string;
   if (file.text !== undefined) {
-    source = `the file ${file.text} (KHRUN_REPORT_KEY_FILE)`;
+    let text: string;
     try {
-      text = readFileSync(file.text, 'utf8').trim();
+      text = readFileSync(file.text, 'utf8');
     } catch (error) {
       throw new ConfigError({
         setting: 'KHRUN_REPORT_KEY_FILE',
@@ -38,21 +63,26 @@ export function reportKey(input: ConfigInput<Flags>): ReportKey | undefined {
         cause: error,
       });
     }
-  } else if (inline.text !== undefined) {
-    source = 'KHRUN_REPORT_KEY';
-    text = inline.text.trim();
-  } else {
-    return undefined;
+    return checkedKey(text.trim(), {
+      source: `the file ${file.text} (KHRUN_REPORT_KEY_FILE)`,
+      remedy: KEY_REMEDY,
+    });
   }
-  // The key itself is never put in a message: it is a credential.
+  if (inline.text !== undefined)
+    return checkedKey(inline.text.trim(), { source: 'KHRUN_REPORT_KEY', remedy: KEY_REMEDY });
+  return undefined;
+}
+
+/** A key's text held to MIN_REPORT_KEY_CHARS of printable ASCII; the key itself is never put in a message. */
+function checkedKey(text: string, where: { source: string; remedy: string }): ReportKey {
   if (text.length < MIN_REPORT_KEY_CHARS || !/^[\x21-\x7e]+$/.test(text)) {
     throw new ConfigError({
-      setting: source,
+      setting: where.source,
       problem:
         text.length < MIN_REPORT_KEY_CHARS
           ? `holds a key of ${text.length} characters, too short to be a secret`
           : 'holds a key with spaces or characters outside printable ASCII',
-      remedy: KEY_REMEDY,
+      remedy: where.remedy,
     });
   }
   return reportKeyOf(text);
@@ -101,12 +131,13 @@ export const ALLOW_UNSIGNED_ENV = 'KHRUN_ALLOW_UNSIGNED_REPORTS';
  * A shared report endpoint (`khrun serve`, the report Lambda) fails closed: without a report key it takes
  * only unsigned reports, each identified by a pod LIST that any caller can set off, so it starts only
  * when that is chosen explicitly (the flag where the entrypoint has flags, else the variable). Judged after
- * every other setting, so a wrong one is named first. Throws ConfigError saying what to set.
+ * every other setting, so a wrong one is named first. Throws ConfigError saying what to set: with
+ * `parameter` (an entrypoint that reads KHRUN_REPORT_KEY_PARAMETER), that first.
  */
 export function requireKeyOrOptIn(
   input: ConfigInput<Flags>,
   key: ReportKey | undefined,
-  opts: { hasFlag: boolean },
+  opts: { hasFlag: boolean; parameter: boolean },
 ): void {
   if (key) return;
   const allowed =
@@ -116,13 +147,23 @@ export function requireKeyOrOptIn(
   const optIn = opts.hasFlag
     ? `--${ALLOW_UNSIGNED_FLAG} or ${ALLOW_UNSIGNED_ENV}=true`
     : `${ALLOW_UNSIGNED_ENV}=true`;
+  const why =
+    'without a report key this endpoint cannot check signed reporting URLs, ' +
+    'and every unsigned report it is sent costs the API server a pod LIST';
+  const same = `the same as the runners' (${KEY_REMEDY.replace(/^use /, '')})`;
+  const unsigned = `or, to take only v2-style unsigned reports anyway, set ${optIn}`;
+  if (opts.parameter) {
+    throw new ConfigError({
+      setting: REPORT_KEY_PARAMETER_ENV,
+      problem: `is unset, and so are KHRUN_REPORT_KEY_FILE and KHRUN_REPORT_KEY: ${why}`,
+      remedy:
+        `set ${REPORT_KEY_PARAMETER_ENV} to the name of the SSM SecureString parameter holding the key, ${same}, ` +
+        `made with \`${putParameterCommand('/khrun/report-key')}\` (serverless.yml's reportKeyParameter); ${unsigned}`,
+    });
+  }
   throw new ConfigError({
     setting: 'KHRUN_REPORT_KEY_FILE',
-    problem:
-      'and KHRUN_REPORT_KEY are both unset: without a report key this endpoint cannot check signed reporting URLs, ' +
-      'and every unsigned report it is sent costs the API server a pod LIST',
-    remedy:
-      `set KHRUN_REPORT_KEY_FILE to a file holding the key (a mounted Secret) or KHRUN_REPORT_KEY, the same as the runners' (${KEY_REMEDY.replace(/^use /, '')}); ` +
-      `or, to take only v2-style unsigned reports anyway, set ${optIn}`,
+    problem: `and KHRUN_REPORT_KEY are both unset: ${why}`,
+    remedy: `set KHRUN_REPORT_KEY_FILE to a file holding the key (a mounted Secret) or KHRUN_REPORT_KEY, ${same}; ${unsigned}`,
   });
 }

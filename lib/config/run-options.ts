@@ -12,6 +12,7 @@ import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } from './namespaces.ts';
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
 import { reportKey } from './report-key.ts';
+import type { ParameterKeyText } from './report-key-parameter.ts';
 import { eventFieldOf, type RunEventFlags, type RunKind, runEventFlags } from './run-check-event.ts';
 import { type ConfigInput, type Env, type Setting, setting } from './setting.ts';
 import { integer, oneOf, required, secondsMs } from './values.ts';
@@ -127,7 +128,8 @@ export interface LambdaRunCheckOptions extends IterationSettings {
   namespace: string;
   /**
    * A Lambda hosts no endpoint: checker pods report to the report function's URL, signed for each run
-   * with KHRUN_REPORT_KEY when set (the report function must hold the same key).
+   * with the report key when one is set (KHRUN_REPORT_KEY_PARAMETER's, else KHRUN_REPORT_KEY(_FILE); the
+   * report function must hold the same key).
    */
   report: { kind: 'external'; url: string; key?: ReportKey };
   /** The iteration stops this long before the function's timeout: KHRUN_BUDGET_MARGIN_SECONDS, default 30. */
@@ -141,7 +143,11 @@ export interface LambdaRunCheckOptions extends IterationSettings {
  * (by its kind) and --namespace, with the same variables, defaults and checks (minus the kubeconfig
  * context, which a Lambda has not).
  */
-export function lambdaRunCheckOptions(input: { event: unknown; env: Env }): LambdaRunCheckOptions {
+export function lambdaRunCheckOptions(input: {
+  event: unknown;
+  env: Env;
+  keyParameter?: ParameterKeyText;
+}): LambdaRunCheckOptions {
   const config: ConfigInput<RunEventFlags> = {
     flags: runEventFlags(input.event),
     env: input.env,
@@ -155,14 +161,17 @@ export function lambdaRunCheckOptions(input: { event: unknown; env: Env }): Lamb
     ...settings,
     kind: jobName ? 'khjob' : hcName ? 'healthcheck' : 'khcheck',
     namespace,
-    ...lambdaRunnerSettings(config),
+    ...lambdaRunnerSettings(config, input.keyParameter),
   };
 }
 
-/** What a runCheck invocation needs whatever it runs, one object or a batch (lib/config/batch-options.ts). */
-export function lambdaRunnerSettings(config: ConfigInput) {
+/**
+ * What a runCheck invocation needs whatever it runs, one object or a batch (lib/config/batch-options.ts).
+ * keyParameter: the text of KHRUN_REPORT_KEY_PARAMETER's parameter, as the handler read it.
+ */
+export function lambdaRunnerSettings(config: ConfigInput, keyParameter?: ParameterKeyText) {
   const url = externalReportingUrl(config);
-  const key = reportKey(config);
+  const key = reportKey(config, keyParameter);
   if (!url) {
     throw new ConfigError({
       setting: 'KH_EXTERNAL_REPORTING_URL',

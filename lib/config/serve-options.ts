@@ -12,6 +12,7 @@ import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { metricsOptions } from './metrics-options.ts';
 import { namespacesScope } from './namespaces.ts';
 import { nattedUnsignedPolicy, reportKey, requireKeyOrOptIn, unsignedPolicy } from './report-key.ts';
+import type { ParameterKeyText } from './report-key-parameter.ts';
 import { runnerSettings } from './run-options.ts';
 import { type ConfigInput, type Env, type Flags, flagSet, NO_FLAGS, setting } from './setting.ts';
 import { httpUrl, integer, port, required, secondsMs } from './values.ts';
@@ -191,7 +192,7 @@ export function serveOptions(input: ConfigInput<ServeFlags>): ServeOptions {
     logLevel: logLevel(input),
   };
   const kc = cliKube(input).kc;
-  requireKeyOrOptIn(input, key, { hasFlag: true });
+  requireKeyOrOptIn(input, key, { hasFlag: true, parameter: false });
   return { ...options, kc };
 }
 
@@ -199,8 +200,9 @@ export interface LambdaReportOptions {
   cluster: ClusterAccess;
   scope: NamespaceScope;
   /**
-   * KHRUN_REPORT_KEY(_FILE): the key the runCheck function signs reporting URLs with. Required: undefined
-   * only with KHRUN_ALLOW_UNSIGNED_REPORTS=true.
+   * The key the runCheck function signs reporting URLs with: from the SSM parameter KHRUN_REPORT_KEY_PARAMETER
+   * names (read by the handler), else KHRUN_REPORT_KEY(_FILE). Required: undefined only with
+   * KHRUN_ALLOW_UNSIGNED_REPORTS=true.
    */
   reportKey: ReportKey | undefined;
   /** KHRUN_REPORT_UNSIGNED: refuse (default with a key) or header (default without); never by source IP. */
@@ -210,11 +212,15 @@ export interface LambdaReportOptions {
 
 /**
  * The report Lambda: the report endpoint behind a function URL. Pods reach it through NAT, so it never
- * identifies them by source address.
+ * identifies them by source address. keyParameter: the text of KHRUN_REPORT_KEY_PARAMETER's parameter, as
+ * the handler read it (lib/aws/report-key-parameter.ts); checked here like any other key.
  */
-export function lambdaReportOptions(input: { env: Env }): LambdaReportOptions {
+export function lambdaReportOptions(input: {
+  env: Env;
+  keyParameter?: ParameterKeyText;
+}): LambdaReportOptions {
   const config: ConfigInput<Flags> = { flags: {}, env: input.env, flagLabel: NO_FLAGS };
-  const key = reportKey(config);
+  const key = reportKey(config, input.keyParameter);
   const options: LambdaReportOptions = {
     scope: scopeOf(config),
     reportKey: key,
@@ -222,7 +228,7 @@ export function lambdaReportOptions(input: { env: Env }): LambdaReportOptions {
     logLevel: logLevel(config),
     cluster: clusterAccess(config),
   };
-  requireKeyOrOptIn(config, key, { hasFlag: false });
+  requireKeyOrOptIn(config, key, { hasFlag: false, parameter: true });
   return options;
 }
 

@@ -434,7 +434,7 @@ describe('Lambda handlers against the local cluster', () => {
     const custom = kc.makeApiClient(CustomObjectsApi);
     const hcApi = { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL, namespace: ns };
     const jobApi = { group: KH_GROUP, version: KH_VERSION, plural: KHJOB_PLURAL, namespace: ns };
-    // Signed reporting URLs, as serverless.yml's reportKey deploys them: runCheck signs, report checks.
+    // Signed reporting URLs (deployed from the SSM parameter reportKeyParameter): runCheck signs, report checks.
     process.env.KHRUN_REPORT_KEY = randomBytes(24).toString('base64url');
     try {
       await custom.createNamespacedCustomObject({

@@ -38,9 +38,19 @@ describe('a shared report endpoint without a report key', () => {
     );
   });
 
-  it('the report Lambda refuses too, naming only the variable (it has no flags)', () => {
+  it('the report Lambda refuses too, naming its SSM parameter first and only the variable (it has no flags)', () => {
     const error = refusal(() => report({}));
-    expect(error.message).toMatch(/^KHRUN_REPORT_KEY_FILE: and KHRUN_REPORT_KEY are both unset: /);
+    expect(error.setting).toBe('KHRUN_REPORT_KEY_PARAMETER');
+    expect(error.message).toMatch(
+      /^KHRUN_REPORT_KEY_PARAMETER: is unset, and so are KHRUN_REPORT_KEY_FILE and KHRUN_REPORT_KEY: /,
+    );
+    expect(error.message).toContain('every unsigned report it is sent costs the API server a pod LIST');
+    expect(error.message).toContain(
+      'set KHRUN_REPORT_KEY_PARAMETER to the name of the SSM SecureString parameter holding the key',
+    );
+    expect(error.message).toContain(
+      '`aws ssm put-parameter --name /khrun/report-key --type SecureString --value "$(openssl rand -hex 32)"`',
+    );
     expect(error.message).toMatch(/set KHRUN_ALLOW_UNSIGNED_REPORTS=true$/);
     expect(error.message).not.toContain('--allow-unsigned-reports');
   });
@@ -51,7 +61,7 @@ describe('a shared report endpoint without a report key', () => {
       'KHRUN_REPORT_KEY_FILE',
     );
     expect(refusal(() => report({ KHRUN_ALLOW_UNSIGNED_REPORTS: 'no' })).setting).toBe(
-      'KHRUN_REPORT_KEY_FILE',
+      'KHRUN_REPORT_KEY_PARAMETER',
     );
     expect(refusal(() => serve({ KHRUN_ALLOW_UNSIGNED_REPORTS: 'maybe' })).setting).toBe(
       'KHRUN_ALLOW_UNSIGNED_REPORTS',

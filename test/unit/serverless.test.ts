@@ -64,7 +64,7 @@ beforeAll(async () => {
     '--param=tickEnabled=false',
     '--param=namespaces=kuberhealthy,team-a',
     '--param=statusPublic=true',
-    '--param=reportKey=0123456789abcdef0123456789abcdef',
+    '--param=reportKeyParameter=/team-a/khrun-report-key',
     '--param=reportConcurrency=25',
   ]);
 }, 900_000);
@@ -175,14 +175,80 @@ describe('serverless.yml, packaged with osls', () => {
       expect(reserved(plain.resources, fn), fn).toBeUndefined();
   });
 
-  it('gives runCheck and report the report key, and no other function', () => {
+  it("gives runCheck and report the report key's SSM parameter, never the key itself, and no other function", () => {
     const env = (r: Resources, fn: string) => r[fn]?.Properties.Environment.Variables;
-    expect(env(plain.resources, 'RunCheckLambdaFunction').KHRUN_REPORT_KEY).toBe('');
-    const key = '0123456789abcdef0123456789abcdef';
-    expect(env(custom.resources, 'RunCheckLambdaFunction').KHRUN_REPORT_KEY).toBe(key);
-    expect(env(custom.resources, 'ReportLambdaFunction').KHRUN_REPORT_KEY).toBe(key);
+    for (const fn of ['RunCheckLambdaFunction', 'ReportLambdaFunction']) {
+      expect(env(plain.resources, fn).KHRUN_REPORT_KEY_PARAMETER, fn).toBe('/khrun/report-key');
+      expect(env(custom.resources, fn).KHRUN_REPORT_KEY_PARAMETER, fn).toBe('/team-a/khrun-report-key');
+    }
+    for (const [fn] of ofType(plain.resources, 'AWS::Lambda::Function')) {
+      expect(env(plain.resources, fn).KHRUN_REPORT_KEY, fn).toBeUndefined();
+      expect(env(plain.resources, fn).KHRUN_REPORT_KEY_FILE, fn).toBeUndefined();
+    }
     for (const fn of ['TickLambdaFunction', 'TriggerLambdaFunction', 'StatusLambdaFunction'])
-      expect(env(custom.resources, fn).KHRUN_REPORT_KEY, fn).toBeUndefined();
+      expect(env(plain.resources, fn).KHRUN_REPORT_KEY_PARAMETER, fn).toBeUndefined();
+  });
+
+  it('lets runCheck and report read exactly that parameter, and decrypt it only through SSM, when one is named', () => {
+    const condition = (t: Json) => t.Conditions.KhrunReadsReportKey['Fn::Not'][0]['Fn::Equals'];
+    // Empty (reportKeyParameter: "" in params; osls takes no empty --param): no key and no access.
+    expect(condition(plain.template)).toEqual(['/khrun/report-key', '']);
+    expect(condition(custom.template)).toEqual(['/team-a/khrun-report-key', '']);
+    const arn = (service: string, resource: string) => ({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          `:${service}:`,
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          resource,
+        ],
+      ],
+    });
+    const access = (parameter: string) => {
+      const parameterArn = arn('ssm', `:parameter${parameter}`);
+      return {
+        'Fn::If': [
+          'KhrunReadsReportKey',
+          {
+            PolicyName: 'reportKey',
+            PolicyDocument: {
+              Version: '2012-10-17',
+              Statement: [
+                { Effect: 'Allow', Action: 'ssm:GetParameter', Resource: parameterArn },
+                {
+                  Effect: 'Allow',
+                  Action: 'kms:Decrypt',
+                  Resource: arn('kms', ':key/*'),
+                  Condition: {
+                    StringEquals: {
+                      'kms:ViaService': {
+                        'Fn::Join': ['', ['ssm.', { Ref: 'AWS::Region' }, '.amazonaws.com']],
+                      },
+                      'kms:EncryptionContext:PARAMETER_ARN': parameterArn,
+                    },
+                  },
+                },
+              ],
+            },
+          },
+          { Ref: 'AWS::NoValue' },
+        ],
+      };
+    };
+    for (const role of ['KhrunRunCheckRole', 'KhrunReportRole']) {
+      expect(plain.resources[role]?.Properties.Policies.slice(1), role).toEqual([
+        access('/khrun/report-key'),
+      ]);
+      expect(custom.resources[role]?.Properties.Policies.slice(1), role).toEqual([
+        access('/team-a/khrun-report-key'),
+      ]);
+    }
+    for (const role of ['KhrunTickRole', 'KhrunTriggerRole', 'KhrunStatusRole'])
+      expect(plain.resources[role]?.Properties.Policies, role).toHaveLength(1);
   });
 
   it('deploys the report function failing closed: unsigned reports only when allowUnsignedReports is chosen', () => {
@@ -235,7 +301,8 @@ describe('serverless.yml, packaged with osls', () => {
       expect(role?.AssumeRolePolicyDocument.Statement).toEqual([
         { Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' }, Action: 'sts:AssumeRole' },
       ]);
-      const statements = role?.Policies.flatMap((p: Json) => p.PolicyDocument.Statement);
+      // The first policy is the function's own; the report key's (conditional) is checked above.
+      const statements = role?.Policies[0].PolicyDocument.Statement;
       const logs = {
         Effect: 'Allow',
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
