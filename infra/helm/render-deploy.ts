@@ -23,16 +23,21 @@ export const CHART_DIR = 'infra/helm/khrun';
 /** The namespace the kustomization installs into, and the release name its rendering uses. */
 export const DEPLOY_NAMESPACE = 'kuberhealthy';
 
+/** The Secret (key `key`) holding the report key of the kustomization's serve component. */
+export const DEPLOY_REPORT_KEY_SECRET = 'khrun-report-key';
+
 /** Each rendered file of the kustomization: the template and the values that select it. */
 export const DEPLOY_RENDERS: ReadonlyArray<{ template: string; target: string; set: string[] }> = [
   { template: 'namespace.yaml', target: 'infra/deploy/namespace.yaml', set: ['createNamespace=true'] },
   { template: 'runner.yaml', target: 'infra/deploy/runner.yaml', set: [] },
   { template: 'tick.yaml', target: 'infra/deploy/tick.yaml', set: ['mode=tick'] },
   { template: 'admission.yaml', target: 'infra/deploy/admission.yaml', set: [] },
+  // kustomize cannot make a random key: the component mounts the Secret khrun-report-key that the user
+  // creates first (infra/deploy/components/serve/kustomization.yaml says how).
   {
     template: 'serve.yaml',
     target: 'infra/deploy/components/serve/serve.yaml',
-    set: ['server.enabled=true'],
+    set: ['server.enabled=true', `server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`],
   },
   { template: 'sync.yaml', target: 'infra/deploy/components/sync/sync.yaml', set: ['mode=sync'] },
 ];

@@ -1,5 +1,6 @@
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEPLOY_REPORT_KEY_SECRET } from '../../infra/helm/render-deploy.ts';
 import { runnerJobChecks } from '../../lib/schedule/batch-job.ts';
 import { readDispatchClaim } from '../../lib/state/dispatch-claim.ts';
 import { readLastOutcome } from '../../lib/state/khstate.ts';
@@ -11,7 +12,15 @@ import {
   type KhState,
 } from '../../lib/state/resources.ts';
 import { adminKubeConfig, uniqueName, waitFor } from './helpers/cluster.ts';
-import { applyDeploy, buildTestBundles, DEPLOY_NAMESPACE, kubectl } from './helpers/deploy.ts';
+import {
+  applyDeploy,
+  buildTestBundles,
+  DEPLOY_NAMESPACE,
+  kubectl,
+  reportKeyAnswers,
+  reportKeyOfSecret,
+  waitForHttp,
+} from './helpers/deploy.ts';
 
 // infra/deploy applied for real and unchanged (kubectl apply -k of a kustomization that only adds the
 // examples and serve components, as README says a user does): no command rewritten, no patch. The process
@@ -19,7 +28,8 @@ import { applyDeploy, buildTestBundles, DEPLOY_NAMESPACE, kubectl } from './help
 // person starts a tick at once (kubectl create job --from=cronjob/khrun-tick), the CronJob keeps ticking
 // every minute, and everything after that is done by the cluster: tick pods (ServiceAccount khrun-tick)
 // dispatch one Job per due check from the khrun-runner PodTemplate; each runner pod (ServiceAccount
-// khrun-runner) runs its check, the checker reports, and the outcome is recorded.
+// khrun-runner) runs its check, the checker reports, and the outcome is recorded. The serve component's
+// report key Secret is created first, as its kustomization.yaml says (applyDeploy).
 
 const kc = adminKubeConfig();
 const batch = kc.makeApiClient(BatchV1Api);
@@ -185,7 +195,7 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
     expect(after).toEqual(before);
   }, 180_000);
 
-  it('the optional server Deployment serves health and the report endpoint on its pods', async () => {
+  it('the optional server Deployment serves health and the report endpoint on its pods, signed reports only', async () => {
     const pods = await waitFor<V1Pod, V1Pod[]>(kc, {
       path: `/api/v1/namespaces/${ns}/pods`,
       labelSelector: 'app.kubernetes.io/component=server',
@@ -196,33 +206,26 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       timeoutMs: 60_000,
       description: 'two running khrun serve pods',
     });
+    // The key the user's Secret holds (applyDeploy made it as the component's kustomization.yaml says).
+    const key = await reportKeyOfSecret(kc, ns, DEPLOY_REPORT_KEY_SECRET);
     for (const pod of pods) {
       expect(pod.spec?.serviceAccountName).toBe('khrun-server');
       const base = `http://${pod.status?.podIP}:8080`;
       const health = await waitForHttp(`${base}/healthz`);
       expect(health.status).toBe(200);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
-      const report = await fetch(`${base}/externalCheckStatus`, {
-        method: 'POST',
-        body: '{"OK": true, "Errors": []}',
-      });
-      // The host is no checker pod: identified by neither header nor source IP, so rejected (400).
-      expect(report.status).toBe(400);
+      // It started with the Secret's key (without a key and the unsigned opt-in it would not start): an
+      // unsigned report and one signed with another key are refused at once, one signed with this key gets
+      // as far as the khstate of its check (none: no run is active).
+      const answers = await reportKeyAnswers(base, key, ns);
+      expect(answers.unsigned.status, answers.unsigned.text).toBe(400);
+      expect(answers.unsigned.text).toMatch(/takes reports only at the signed URL/);
+      expect(answers.otherKey.status, answers.otherKey.text).toBe(400);
+      expect(answers.otherKey.text).toMatch(/the token in the reporting URL is not valid/);
+      expect(answers.ownKey.status, answers.ownKey.text).toBe(400);
+      expect(answers.ownKey.text).toMatch(/has no khstate: no run is active/);
     }
     const service = await core.readNamespacedService({ name: 'kuberhealthy', namespace: ns });
     expect(service.spec?.ports?.[0]).toMatchObject({ port: 80, targetPort: 'http' });
   }, 120_000);
 });
-
-/** The server starts listening a moment after its pod turns Running: retried until its deadline. */
-async function waitForHttp(url: string, timeoutMs = 20_000): Promise<Response> {
-  const deadline = Date.now() + timeoutMs;
-  for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 1_000)) {
-    try {
-      return await fetch(url, { signal: AbortSignal.timeout(2_000) });
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, delayMs));
-    }
-  }
-}

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { resolveHelm } from '@khrun/devkit/local/binaries.ts';
@@ -12,21 +12,38 @@ import {
   type KubernetesObject,
   RbacAuthorizationV1Api,
   type V1Job,
+  type V1Pod,
 } from '@kubernetes/client-node';
 import { dump, loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CHART_DIR, DEPLOY_NAMESPACE, helmTemplate, staleFiles } from '../../infra/helm/render-deploy.ts';
+import {
+  CHART_DIR,
+  DEPLOY_NAMESPACE,
+  DEPLOY_REPORT_KEY_SECRET,
+  helmTemplate,
+  staleFiles,
+} from '../../infra/helm/render-deploy.ts';
+import { reportKey } from '../../lib/config/report-key.ts';
+import { NO_FLAGS } from '../../lib/config/setting.ts';
 import { isNotFound } from '../../lib/kube/errors.ts';
 import { readDispatchClaim, readLastOutcome } from '../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, uniqueName, waitFor } from './helpers/cluster.ts';
-import { buildTestBundles, kubectl, serviceAccountKubeConfig } from './helpers/deploy.ts';
+import {
+  buildTestBundles,
+  kubectl,
+  reportKeyAnswers,
+  reportKeyOfSecret,
+  serviceAccountKubeConfig,
+  waitForHttp,
+} from './helpers/deploy.ts';
 import { createCheck, repoRoot } from './helpers/khrun.ts';
 
 // The Helm chart (infra/helm/khrun) with a real helm (v3.22.0, built from the Go module proxy through
 // infra/build/helm and cached like kubectl): lint, the kustomization rendered from it, the chart and the
 // kustomization compared object by object, and an install on the local cluster that records a check
-// through the tick → Job → runner path, then an uninstall that removes what the chart made.
+// through the tick → Job → runner path with the report server beside it (its key Secret kept by an
+// upgrade), then an uninstall that removes what the chart made.
 
 const run = promisify(execFile);
 const kc = adminKubeConfig();
@@ -83,6 +100,10 @@ describe('the chart', () => {
       [],
       ['--set', 'mode=sync'],
       ['--set', 'server.enabled=true', '--set', 'createNamespace=true'],
+      ['--set', 'server.enabled=true,server.allowUnsignedReports=true'],
+      ['--set', 'server.enabled=true,runner.reportToServer=true'],
+      ['--set', 'server.enabled=true,runner.reportToServer=true,server.reportKey.existingSecret=mine'],
+      ['--set', 'server.enabled=true,runner.reportToServer=true,server.allowUnsignedReports=true,mode=sync'],
       [
         '--set',
         'namespaces={team-a,team-b}',
@@ -111,6 +132,9 @@ describe('the chart', () => {
       /namespaces/,
     );
     await expect(helm(['lint', chart, '--set', 'tick.resource.cpu=1'])).rejects.toThrow(/resource/);
+    await expect(
+      helm(['lint', chart, '--set', 'server.reportKey.existingSecret=Not_A_Secret']),
+    ).rejects.toThrow(/existingSecret/);
   });
 
   it("infra/deploy's resource files and the chart's CRDs are what the chart and infra/crds make them", async () => {
@@ -120,9 +144,20 @@ describe('the chart', () => {
 
   it.each([
     { components: [], set: [] },
-    { components: ['serve'], set: ['server.enabled=true'] },
+    // kustomize cannot make a random key: the serve component mounts the user's Secret khrun-report-key.
+    {
+      components: ['serve'],
+      set: ['server.enabled=true', `server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`],
+    },
     { components: ['sync'], set: ['mode=sync'] },
-    { components: ['serve', 'sync'], set: ['server.enabled=true', 'mode=sync'] },
+    {
+      components: ['serve', 'sync'],
+      set: [
+        'server.enabled=true',
+        `server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`,
+        'mode=sync',
+      ],
+    },
   ])(
     'kubectl kustomize with components $components = helm template with $set, object by object',
     async ({ components, set }) => {
@@ -222,6 +257,114 @@ describe('the chart', () => {
       value: 'team-a,team-b',
     });
   });
+
+  it('the report key: a Secret of the chart (random) or yours, mounted by the server and with runner.reportToServer by the runners; unsigned reports and the pod list only when chosen', async () => {
+    const render = async (set: string[], namespace = 'monitoring') =>
+      byKey(await helmTemplate(helmBin, repoRoot, { namespace, set }));
+    const keyFile = '/var/run/khrun-report-key/key';
+    const keyVolume = (secretName: string) => ({
+      name: 'report-key',
+      secret: { secretName, items: [{ key: 'key', path: 'key' }] },
+    });
+    const keyMount = { name: 'report-key', mountPath: '/var/run/khrun-report-key', readOnly: true };
+
+    // Default server: the chart's Secret, a random key that the server's own validation takes.
+    const signed = await render(['server.enabled=true']);
+    const secret = signed.get('Secret/monitoring/khrun-report-key') as {
+      metadata: { annotations?: Record<string, string> };
+      type: string;
+      data: Record<string, string>;
+    };
+    expect(secret, 'Secret khrun-report-key').toBeDefined();
+    expect(secret.type).toBe('Opaque');
+    expect(Object.keys(secret.data)).toEqual(['key']);
+    // Kept by `helm uninstall`, so that a reinstall keeps the key the runners and servers share.
+    expect(secret.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    const key = Buffer.from(secret.data.key!, 'base64').toString('utf8');
+    const dir = await mkdtemp(join(tmpdir(), 'khrun-helm-key-'));
+    try {
+      // As the server reads it: the mounted file named by KHRUN_REPORT_KEY_FILE.
+      await writeFile(join(dir, 'key'), key);
+      const input = { flags: {}, env: { KHRUN_REPORT_KEY_FILE: join(dir, 'key') }, flagLabel: NO_FLAGS };
+      expect(reportKey(input)?.bytes.toString('utf8')).toBe(key);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    expect(key).toMatch(/^[A-Za-z0-9]{64}$/);
+    // Random: `helm template` has no cluster to look an existing key up in, so each rendering makes one.
+    const again = (await render(['server.enabled=true'])).get('Secret/monitoring/khrun-report-key') as {
+      data: Record<string, string>;
+    };
+    expect(again.data.key).not.toBe(secret.data.key);
+
+    type Pod = {
+      volumes?: unknown[];
+      containers: Array<{ env?: Array<{ name: string; value?: string }>; volumeMounts?: unknown[] }>;
+    };
+    const serverPod = (objects: Map<string, KubernetesObject>) =>
+      (objects.get('Deployment/monitoring/kuberhealthy') as unknown as { spec: { template: { spec: Pod } } })
+        .spec.template.spec;
+    const runnerPod = (objects: Map<string, KubernetesObject>) =>
+      (objects.get('PodTemplate/monitoring/khrun-runner') as unknown as { template: { spec: Pod } }).template
+        .spec;
+    const envOf = (pod: Pod) => new Map((pod.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    const serverRules = (objects: Map<string, KubernetesObject>) =>
+      (objects.get('ClusterRole//khrun-server') as unknown as { rules: Array<{ resources: string[] }> })
+        .rules;
+
+    const server = serverPod(signed);
+    expect(envOf(server).get('KHRUN_REPORT_KEY_FILE')).toBe(keyFile);
+    expect(envOf(server).has('KHRUN_ALLOW_UNSIGNED_REPORTS')).toBe(false);
+    expect(server.volumes).toEqual([keyVolume('khrun-report-key')]);
+    expect(server.containers[0]?.volumeMounts).toEqual([keyMount]);
+    expect(serverRules(signed).flatMap((r) => r.resources)).not.toContain('pods');
+    // Without runner.reportToServer each runner hosts its run's endpoint, with a key of its own.
+    expect(runnerPod(signed).volumes).toBeUndefined();
+    expect(envOf(runnerPod(signed)).has('KH_EXTERNAL_REPORTING_URL')).toBe(false);
+    expect(envOf(runnerPod(signed)).has('KHRUN_REPORT_KEY_FILE')).toBe(false);
+
+    // A Secret of the operator's: mounted by name, none made.
+    const theirs = await render(['server.enabled=true', 'server.reportKey.existingSecret=ops-report-key']);
+    expect([...theirs.keys()].filter((k) => k.startsWith('Secret/'))).toEqual([]);
+    expect(serverPod(theirs).volumes).toEqual([keyVolume('ops-report-key')]);
+
+    // Unsigned, chosen: no key, the opt-in, and the pod list that identifies an unsigned report.
+    const unsigned = await render(['server.enabled=true', 'server.allowUnsignedReports=true']);
+    expect([...unsigned.keys()].filter((k) => k.startsWith('Secret/'))).toEqual([]);
+    expect(envOf(serverPod(unsigned)).get('KHRUN_ALLOW_UNSIGNED_REPORTS')).toBe('true');
+    expect(envOf(serverPod(unsigned)).has('KHRUN_REPORT_KEY_FILE')).toBe(false);
+    expect(serverPod(unsigned).volumes).toBeUndefined();
+    expect(serverPod(unsigned).containers[0]?.volumeMounts).toBeUndefined();
+    expect(serverRules(unsigned)).toContainEqual({ apiGroups: [''], resources: ['pods'], verbs: ['list'] });
+
+    // runner.reportToServer: the release's Service kuberhealthy (port 80), and the server's key mounted as
+    // the server mounts it; the tick's Jobs copy the template (policy 5 compares them to it, whole).
+    const url = 'http://kuberhealthy.monitoring.svc.cluster.local/externalCheckStatus';
+    const reporting = await render(['server.enabled=true', 'runner.reportToServer=true']);
+    const service = reporting.get('Service/monitoring/kuberhealthy') as unknown as {
+      spec: { ports: Array<{ port: number }> };
+    };
+    expect(service.spec.ports[0]?.port).toBe(80);
+    const runner = runnerPod(reporting);
+    expect(envOf(runner).get('KH_EXTERNAL_REPORTING_URL')).toBe(url);
+    expect(envOf(runner).get('KHRUN_REPORT_KEY_FILE')).toBe(keyFile);
+    expect(runner.volumes).toEqual([keyVolume('khrun-report-key')]);
+    expect(runner.containers[0]?.volumeMounts).toEqual([keyMount]);
+    const unsignedReporting = runnerPod(
+      await render(['server.enabled=true', 'runner.reportToServer=true', 'server.allowUnsignedReports=true']),
+    );
+    expect(envOf(unsignedReporting).get('KH_EXTERNAL_REPORTING_URL')).toBe(url);
+    expect(envOf(unsignedReporting).has('KHRUN_REPORT_KEY_FILE')).toBe(false);
+    expect(unsignedReporting.volumes).toBeUndefined();
+
+    // Refused: no server to report to; sync's runner pods in namespaces the key Secret is not in.
+    await expect(render(['runner.reportToServer=true'])).rejects.toThrow(
+      /runner\.reportToServer needs server\.enabled=true/,
+    );
+    await expect(render(['server.enabled=true', 'runner.reportToServer=true', 'mode=sync'])).rejects.toThrow(
+      /runner\.reportToServer needs mode=tick \(or server\.allowUnsignedReports=true\)/,
+    );
+  });
 });
 
 /** The chart's crds/ as `helm template --include-crds` renders them (without the templates). */
@@ -249,7 +392,25 @@ describe('helm install on the local cluster', () => {
     await dropNamespace(kc, ns);
   });
 
-  it('installs, records a check through the tick → Job → runner path, and uninstalls cleanly', async () => {
+  it('installs with the report server, keeps its key through an upgrade, records a check through the tick → Job → runner path, and uninstalls cleanly', async () => {
+    const values = [
+      '--set',
+      `namespaces={${ns}}`,
+      // The suite's admission policies (infra/deploy) stay as they are: an uninstall would delete them, and
+      // the API server then stops watching their PodTemplate parameter until it restarts
+      // (kubernetes/kubernetes#130887), which admission-policy.test.ts would see.
+      '--set',
+      'admissionPolicy.enabled=false',
+      '--set',
+      'tick.extraEnv[0].name=KHRUN_FIRST_RUN_JITTER,tick.extraEnv[0].value=0s',
+      // The server with the chart's own key Secret. The runners keep hosting their runs' endpoints
+      // (runner.reportToServer would need the Service's DNS name, which the local cluster does not serve).
+      '--set',
+      'server.enabled=true,server.replicas=1',
+      '--wait',
+      '--timeout',
+      '2m',
+    ];
     // --take-ownership: the suite may have applied infra/deploy before, whose cluster-wide objects
     // (ClusterRoles, bindings) have the chart's names; a user moving from the kustomization does the same.
     const installed = await helm([
@@ -260,21 +421,45 @@ describe('helm install on the local cluster', () => {
       ns,
       '--create-namespace',
       '--take-ownership',
-      '--set',
-      `namespaces={${ns}}`,
-      // The suite's admission policies (infra/deploy) stay as they are: an uninstall would delete them, and
-      // the API server then stops watching their PodTemplate parameter until it restarts
-      // (kubernetes/kubernetes#130887), which admission-policy.test.ts would see.
-      '--set',
-      'admissionPolicy.enabled=false',
-      '--set',
-      'tick.extraEnv[0].name=KHRUN_FIRST_RUN_JITTER,tick.extraEnv[0].value=0s',
-      '--wait',
-      '--timeout',
-      '2m',
+      ...values,
     ]);
     expect(installed).toMatch(/STATUS: deployed/);
     expect(await helm(['list', '-n', ns, '-q'])).toBe(`${release}\n`);
+
+    // The chart made the report key Secret (a key the server's validation takes), the server started with
+    // it (it would not start without a key or the unsigned opt-in) and holds exactly that key.
+    const core = kc.makeApiClient(CoreV1Api);
+    const key = await reportKeyOfSecret(kc, ns, 'khrun-report-key');
+    expect(reportKey({ flags: {}, env: { KHRUN_REPORT_KEY: key }, flagLabel: NO_FLAGS })).toBeDefined();
+    const serverPod = async () =>
+      waitFor<V1Pod, V1Pod>(kc, {
+        path: `/api/v1/namespaces/${ns}/pods`,
+        labelSelector: 'app.kubernetes.io/component=server',
+        decide: (items) => {
+          const running = [...items.values()].filter(
+            (p) => p.status?.phase === 'Running' && p.status.podIP && !p.metadata?.deletionTimestamp,
+          );
+          return running.length === 1 ? running[0] : undefined;
+        },
+        timeoutMs: 60_000,
+        description: 'one running khrun serve pod',
+      });
+    const probeServer = async () => {
+      const base = `http://${(await serverPod()).status?.podIP}:8080`;
+      expect((await waitForHttp(`${base}/healthz`)).status).toBe(200);
+      const answers = await reportKeyAnswers(base, key, ns);
+      expect(answers.unsigned.text).toMatch(/takes reports only at the signed URL/);
+      expect(answers.otherKey.text).toMatch(/the token in the reporting URL is not valid/);
+      expect(answers.ownKey.text).toMatch(/has no khstate: no run is active/);
+    };
+    await probeServer();
+
+    // An upgrade keeps the key (lookup finds the Secret and renders its key again), so the server and
+    // runners keep sharing it.
+    const upgraded = await helm(['upgrade', release, chart, '--namespace', ns, ...values]);
+    expect(upgraded).toMatch(/has been upgraded/);
+    expect(await reportKeyOfSecret(kc, ns, 'khrun-report-key')).toBe(key);
+    await probeServer();
 
     // namespaces={ns}: the runner may manage pods in ns and nowhere else (a RoleBinding, no cluster-wide one).
     const runnerKc = await serviceAccountKubeConfig(kc, ns, 'khrun-runner');
@@ -320,7 +505,6 @@ describe('helm install on the local cluster', () => {
     const claim = readDispatchClaim(state);
     expect(claim?.ref).toMatch(/^khrun-run-helm-check-[0-9a-z]+$/);
     const batch = kc.makeApiClient(BatchV1Api);
-    const core = kc.makeApiClient(CoreV1Api);
     const job = await batch.readNamespacedJob({ name: claim!.ref, namespace: ns });
     expect(job.metadata?.labels?.['khrun.dev/check']).toBe('helm-check');
     const pods = await core.listNamespacedPod({ namespace: ns, labelSelector: `job-name=${claim?.ref}` });
@@ -348,10 +532,15 @@ describe('helm install on the local cluster', () => {
         () => false,
         (error: unknown) => isNotFound(error),
       );
-    for (const name of ['khrun-runner', 'khrun-tick']) {
+    for (const name of ['khrun-runner', 'khrun-tick', 'khrun-server']) {
       expect(await gone(() => rbac.readClusterRole({ name })), `ClusterRole ${name}`).toBe(true);
       expect(await gone(() => core.readNamespacedServiceAccount({ name, namespace: ns })), name).toBe(true);
     }
+    expect(await gone(() => rbac.readClusterRoleBinding({ name: 'khrun-server' }))).toBe(true);
+    expect(await gone(() => core.readNamespacedService({ name: 'kuberhealthy', namespace: ns }))).toBe(true);
+    // The report key stays (helm.sh/resource-policy: keep): a reinstall reuses the key the runners and
+    // servers (and anything given a copy) share. Deleting the namespace removes it.
+    expect(await reportKeyOfSecret(kc, ns, 'khrun-report-key')).toBe(key);
     // The runner was bound in its namespace of checks only (namespaces set), the tick cluster-wide.
     expect(await gone(() => rbac.readNamespacedRoleBinding({ name: 'khrun-runner', namespace: ns }))).toBe(
       true,
@@ -365,5 +554,5 @@ describe('helm install on the local cluster', () => {
     // Helm never deletes CRDs (nor, with them, every khcheck and khstate of the cluster).
     const crds = kc.makeApiClient(ApiextensionsV1Api);
     expect(await gone(() => crds.readCustomResourceDefinition({ name: `khchecks.${KH_GROUP}` }))).toBe(false);
-  }, 300_000);
+  }, 420_000);
 });

@@ -103,9 +103,10 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['get', 'secrets', ns],
     ],
   },
+  // With the report key (the serve component mounts it) the server takes only signed reports, which name
+  // their run: it lists no pods.
   'khrun-server': {
     allowed: [
-      ['list', 'pods', OTHER],
       ['get', 'khstates', OTHER, kh],
       ['update', 'khstates', OTHER, kh],
       ['watch', 'khstates', OTHER, kh],
@@ -120,12 +121,17 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['delete', 'healthchecks', OTHER, v3],
       ['create', 'healthchecks', OTHER, v3],
       ['update', 'healthchecks', OTHER, { ...v3, subresource: 'finalizers' }],
+      ['list', 'pods', OTHER],
+      ['list', 'pods', ns],
+      ['get', 'pods', OTHER],
+      ['watch', 'pods', OTHER],
       ['create', 'pods', OTHER],
       ['delete', 'pods', OTHER],
       ['get', 'khchecks', OTHER, kh],
       ['delete', 'khstates', OTHER, kh],
       ['create', 'khstates', OTHER, kh],
       ['get', 'secrets', ns],
+      ['get', 'secrets', ns, { name: 'khrun-report-key' }],
     ],
   },
   'khrun-sync': {
@@ -151,6 +157,7 @@ const clients = new Map<string, KubeConfig>();
 
 beforeAll(async () => {
   const dist = await buildTestBundles();
+  // With the serve component applyDeploy creates the report key Secret the server mounts.
   await applyDeploy({ name: 'rbac', distDir: dist, components: ['serve', 'sync'], suspend: ['khrun-sync'] });
   for (const sa of Object.keys(MATRIX)) clients.set(sa, await serviceAccountKubeConfig(admin, ns, sa));
 }, 180_000);
@@ -235,11 +242,14 @@ describe('least privilege per component (TokenRequest tokens, real authorizer)',
     ).toBe(403);
   });
 
-  it('the server is denied pod creation and khcheck reads for real (403)', async () => {
+  it('the server is denied listing pods, creating them, its key Secret and khcheck reads for real (403)', async () => {
     const kc = clients.get('khrun-server')!;
-    expect(
-      await statusOf(kc.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: OTHER, body: pod('x') })),
-    ).toBe(403);
+    const core = kc.makeApiClient(CoreV1Api);
+    expect(await statusOf(core.listNamespacedPod({ namespace: OTHER }))).toBe(403);
+    expect(await statusOf(core.listPodForAllNamespaces())).toBe(403);
+    expect(await statusOf(core.createNamespacedPod({ namespace: OTHER, body: pod('x') }))).toBe(403);
+    // The key reaches the server as a mounted file only (the kubelet reads the Secret), never by its token.
+    expect(await statusOf(core.readNamespacedSecret({ namespace: ns, name: 'khrun-report-key' }))).toBe(403);
     expect(
       await statusOf(
         kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({

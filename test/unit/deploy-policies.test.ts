@@ -79,7 +79,6 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
       'ClusterRole',
       'khrun-server',
       [
-        'core pods: list',
         'comcast.github.io khstates: get,list,update,watch',
         'kuberhealthy.github.io healthchecks: list,watch',
         'kuberhealthy.github.io healthchecks: get,update',
@@ -246,6 +245,50 @@ describe('admission policies: each in force, matching what it narrows', () => {
       "oldObject.metadata.labels['app.kubernetes.io/managed-by'] == 'khrun'",
     );
     expect(cel('khrun-sync-cronjobs')).toContain("request.operation != 'UPDATE'");
+  });
+});
+
+describe("the serve component: signed reports only, the key from the user's Secret", () => {
+  const deployment = named('Deployment', 'kuberhealthy') as unknown as {
+    spec: {
+      template: {
+        spec: {
+          volumes?: Array<{ name: string; secret?: { secretName: string; items?: unknown[] } }>;
+          containers: Array<{
+            env?: Array<{ name: string; value?: string }>;
+            volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
+            securityContext?: { readOnlyRootFilesystem?: boolean };
+          }>;
+        };
+      };
+    };
+  };
+  const pod = deployment.spec.template.spec;
+  const server = pod.containers[0]!;
+
+  it('mounts the Secret khrun-report-key read-only and names its file in KHRUN_REPORT_KEY_FILE', () => {
+    expect(pod.volumes).toEqual([
+      {
+        name: 'report-key',
+        secret: { secretName: 'khrun-report-key', items: [{ key: 'key', path: 'key' }] },
+      },
+    ]);
+    expect(server.volumeMounts).toEqual([
+      { name: 'report-key', mountPath: '/var/run/khrun-report-key', readOnly: true },
+    ]);
+    expect(server.securityContext?.readOnlyRootFilesystem).toBe(true);
+    const env = new Map((server.env ?? []).map((e) => [e.name, e.value]));
+    expect(env.get('KHRUN_REPORT_KEY_FILE')).toBe('/var/run/khrun-report-key/key');
+    expect(env.has('KHRUN_REPORT_KEY')).toBe(false);
+    expect(env.has('KHRUN_ALLOW_UNSIGNED_REPORTS')).toBe(false);
+    expect(env.has('KHRUN_REPORT_UNSIGNED')).toBe(false);
+  });
+
+  it('ships no Secret of its own (kustomize cannot make a random key) and says how to create it', () => {
+    expect(byKind('Secret')).toEqual([]);
+    expect(read('infra/deploy/components/serve/kustomization.yaml')).toContain(
+      'kubectl -n kuberhealthy create secret generic khrun-report-key --from-literal=key="$(openssl rand -hex 32)"',
+    );
   });
 });
 

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -7,6 +8,8 @@ import { buildBundles } from '@khrun/devkit/build/bundle.ts';
 import { resolveKubectl } from '@khrun/devkit/local/binaries.ts';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
+import { DEPLOY_REPORT_KEY_SECRET } from '../../../infra/helm/render-deploy.ts';
+import { reportKeyOf, signedReportUrl } from '../../../lib/report/report-token.ts';
 import { repoRoot } from './khrun.ts';
 
 const run = promisify(execFile);
@@ -62,7 +65,9 @@ export async function kubectl(args: string[], opts: { kubeconfig?: string } = {}
  * them. The containers run the shipped image `khrun` (the process kubelet runs it as the local build of
  * the image's ENTRYPOINT: the global setup maps it to the bundles of buildTestBundles). Optional patches
  * only narrow it to the test: the tick limited to some namespaces with no first-run spreading, and
- * CronJobs applied suspended.
+ * CronJobs applied suspended. With the serve component, the report key Secret it mounts is created
+ * first, as its kustomization.yaml tells a user to (a random key; one that exists already is kept, so
+ * servers started by an earlier apply keep holding the Secret's key).
  */
 export async function applyDeploy(opts: {
   name: string;
@@ -102,7 +107,86 @@ export async function applyDeploy(opts: {
     );
   }
   await writeFile(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
+  if (opts.components?.includes('serve')) await ensureReportKeySecret();
   return kubectl(['apply', '-k', dir]);
+}
+
+/**
+ * The Secret khrun-report-key of the serve component, made with the commands of
+ * infra/deploy/components/serve/kustomization.yaml (the namespace first, unless it exists) when missing.
+ */
+async function ensureReportKeySecret(): Promise<void> {
+  const exists = async (...what: string[]) =>
+    (await kubectl(['get', ...what, '--ignore-not-found', '-o', 'name'])).trim() !== '';
+  if (await exists('secret', DEPLOY_REPORT_KEY_SECRET, '-n', DEPLOY_NAMESPACE)) return;
+  if (!(await exists('namespace', DEPLOY_NAMESPACE)))
+    await kubectl(['create', 'namespace', DEPLOY_NAMESPACE]);
+  // `openssl rand -hex 32`, as the kustomization says.
+  const key = randomBytes(32).toString('hex');
+  await kubectl([
+    '-n',
+    DEPLOY_NAMESPACE,
+    'create',
+    'secret',
+    'generic',
+    DEPLOY_REPORT_KEY_SECRET,
+    `--from-literal=key=${key}`,
+  ]);
+}
+
+/** A report endpoint's answer: HTTP status and body. */
+export interface ReportAnswer {
+  status: number;
+  text: string;
+}
+
+/**
+ * Three reports to a `khrun serve` at base (http://<pod IP>:8080) that show which report key it holds:
+ * unsigned (refused at once by a server with a key), signed with another key (refused at once), and
+ * signed with `key` for a check of `namespace` that has no khstate, which only a server holding `key`
+ * lets through to its one khstate GET (then refused: no run is active).
+ */
+export async function reportKeyAnswers(
+  base: string,
+  key: string,
+  namespace: string,
+): Promise<{ unsigned: ReportAnswer; otherKey: ReportAnswer; ownKey: ReportAnswer }> {
+  const path = `${base}/externalCheckStatus`;
+  const run = { namespace, checkName: 'no-such-check', uuid: randomUUID(), deadlineMs: Date.now() + 600_000 };
+  const post = async (url: string): Promise<ReportAnswer> => {
+    const res = await fetch(url, {
+      method: 'POST',
+      body: '{"OK": true, "Errors": []}',
+      signal: AbortSignal.timeout(10_000),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  return {
+    unsigned: await post(path),
+    otherKey: await post(signedReportUrl(path, reportKeyOf(randomBytes(32).toString('hex')), run)),
+    ownKey: await post(signedReportUrl(path, reportKeyOf(key), run)),
+  };
+}
+
+/** The report key (as a server reads it: trimmed) in the Secret name of namespace. */
+export async function reportKeyOfSecret(admin: KubeConfig, namespace: string, name: string): Promise<string> {
+  const secret = await admin.makeApiClient(CoreV1Api).readNamespacedSecret({ name, namespace });
+  const data = secret.data?.key;
+  if (!data) throw new Error(`Secret ${namespace}/${name} has no key "key"`);
+  return Buffer.from(data, 'base64').toString('utf8').trim();
+}
+
+/** A server starts listening a moment after its pod turns Running: retried until its deadline. */
+export async function waitForHttp(url: string, timeoutMs = 20_000): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 1_000)) {
+    try {
+      return await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, delayMs));
+    }
+  }
 }
 
 /** A KubeConfig that authenticates as a ServiceAccount, with a token from the TokenRequest API. */

@@ -47,6 +47,36 @@ affinity:
 {{- end }}
 {{- end }}
 
+{{/* Values that cannot be rendered into a working install, refused with what to set instead. */}}
+{{- define "khrun.checkValues" -}}
+{{- if and .Values.runner.reportToServer (not .Values.server.enabled) }}
+{{- fail "runner.reportToServer needs server.enabled=true: it points checker pods at the report server of this release, which is not enabled" }}
+{{- end }}
+{{- if and .Values.runner.reportToServer (eq .Values.mode "sync") (not .Values.server.allowUnsignedReports) }}
+{{- fail "runner.reportToServer needs mode=tick (or server.allowUnsignedReports=true): in sync mode runner pods run in each khcheck's namespace, where the report key Secret would have to be copied, and whoever may read Secrets there could forge any check's report. To do it anyway, set runner.extraEnv: KH_EXTERNAL_REPORTING_URL, and KHRUN_REPORT_KEY (valueFrom secretKeyRef) from a Secret you create in every namespace of checks" }}
+{{- end }}
+{{- end }}
+
+{{/* The report key (the server's, and with runner.reportToServer the runners'): the Secret that holds it
+under `key`, mounted read-only, its file named by KHRUN_REPORT_KEY_FILE (lib/config/report-key.ts). Used
+unless server.allowUnsignedReports. */}}
+{{- define "khrun.reportKeySecret" -}}
+{{ .Values.server.reportKey.existingSecret | default "khrun-report-key" }}
+{{- end }}
+{{- define "khrun.reportKeyEnv" -}}
+- name: KHRUN_REPORT_KEY_FILE
+  value: /var/run/khrun-report-key/key
+{{- end }}
+{{- define "khrun.reportKeyMount" -}}
+- { name: report-key, mountPath: /var/run/khrun-report-key, readOnly: true }
+{{- end }}
+{{- define "khrun.reportKeyVolume" -}}
+- name: report-key
+  secret:
+    secretName: {{ include "khrun.reportKeySecret" . }}
+    items: [{ key: key, path: key }]
+{{- end }}
+
 {{/* CEL: the request comes from a runner: a khrun-runner ServiceAccount of any namespace (sync's CronJobs
 run as the khrun-runner of their khcheck's namespace), khrun-server (which runs checks when it takes
 triggers and is given the runner's rights), or the group kh-runner (the Lambda runCheck role's, README
