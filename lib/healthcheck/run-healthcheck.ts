@@ -4,7 +4,7 @@ import { CHECK_PATH, signedCheckUrl } from '../report/check-url.ts';
 import { DEFAULT_MAX_BODY_BYTES, type RunningServer, startReportServer } from '../report/http-server.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
 import { type ReportingUrl, randomReportKey } from '../report/report-token.ts';
-import { httpEndpointProbe } from '../run/endpoint-probe.ts';
+import { endpointProbeFor } from '../run/endpoint-probe.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import type { RunCheckOptions } from '../run/invocation.ts';
 import { type IterationResult, runIteration } from '../run/iteration.ts';
@@ -93,7 +93,7 @@ export async function runHealthCheck(opts: RunCheckOptions): Promise<IterationRe
         ids: { runUuid: randomUUID },
         log: opts.log,
         events: healthCheckEventSink(client),
-        endpoints: httpEndpointProbe,
+        endpoints: endpointProbeFor(opts.report),
       },
       {
         namespace: opts.namespace,

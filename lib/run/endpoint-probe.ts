@@ -45,3 +45,11 @@ function refused(error: unknown): boolean {
   if (cause?.code === 'ECONNREFUSED') return true;
   return Boolean(cause?.errors?.length) && (cause?.errors ?? []).every((e) => e.code === 'ECONNREFUSED');
 }
+
+/**
+ * The probe for a runner that hosts its reports at `port` or not at all: a runner on a free port
+ * (KHRUN_REPORT_PORT=0) cannot tell another runner's endpoint by its port, so it accepts any.
+ */
+export function endpointProbeFor(report: { kind: string; port?: number }): EndpointProbe {
+  return { ...httpEndpointProbe, anyPort: report.kind === 'hosted' && report.port === 0 };
+}

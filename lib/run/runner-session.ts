@@ -16,7 +16,7 @@ import {
 import { kuberhealthyGuard } from '../takeover/guard.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
 import type { RunTimings } from './assess.ts';
-import { type EndpointProbe, httpEndpointProbe } from './endpoint-probe.ts';
+import { endpointProbeFor } from './endpoint-probe.ts';
 import { kubeEventSink } from './events.ts';
 import { type IterationResult, runIteration } from './iteration.ts';
 import { reportInbox } from './report-inbox.ts';
@@ -124,11 +124,7 @@ export async function openRunnerSession(opts: RunnerSessionOptions): Promise<Run
   }
   const events = kubeEventSink(client);
   const hostsReports = opts.report.kind === 'hosted';
-  // A runner on a free port (KHRUN_REPORT_PORT=0) cannot tell another runner's endpoint by its port.
-  const probe: EndpointProbe = {
-    ...httpEndpointProbe,
-    anyPort: opts.report.kind === 'hosted' && opts.report.port === 0,
-  };
+  const probe = endpointProbeFor(opts.report);
   return {
     kube,
     clock,

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KH_ENV, podNameFor } from '../../lib/check/pod-builder.ts';
 import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { adoptedPodOf, decideAdoptedPod, isRunnerEndpoint } from '../../lib/run/adopted-pod.ts';
-import { httpEndpointProbe } from '../../lib/run/endpoint-probe.ts';
+import { endpointProbeFor, httpEndpointProbe } from '../../lib/run/endpoint-probe.ts';
 import { handOverDone } from '../../lib/run/hand-over.ts';
 import { type IterationConfig, runIteration } from '../../lib/run/iteration.ts';
 import {
@@ -298,6 +298,14 @@ describe('isRunnerEndpoint', () => {
     ['another path', 'http://10.1.0.9:40123/api/v1/secrets', false],
   ])('runners on free ports (anyPort), %s: %s', (_, url, expected) => {
     expect(isRunnerEndpoint(url, OWN, { anyPort: true })).toBe(expected);
+  });
+});
+
+describe('endpointProbeFor', () => {
+  it('accepts any port only for a runner hosting its reports on a free port', () => {
+    expect(endpointProbeFor({ kind: 'hosted', port: 0 }).anyPort).toBe(true);
+    expect(endpointProbeFor({ kind: 'hosted', port: 8080 }).anyPort).toBe(false);
+    expect(endpointProbeFor({ kind: 'external' }).anyPort).toBe(false);
   });
 });
 
