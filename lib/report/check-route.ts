@@ -7,6 +7,7 @@ import { CHECK_PATH } from './check-url.ts';
 import { type CheckReportDeps, handleCheckReport } from './handle-check-report.ts';
 import { normalizeIp } from './identify-caller.ts';
 import { BodyBudget, BodyRefused, readBody } from './read-body.ts';
+import { refusalHeaders } from './refusal-headers.ts';
 import type { Route } from './routes.ts';
 
 export interface CheckRouteOptions {
@@ -18,19 +19,12 @@ export interface CheckRouteOptions {
   budget?: { maxBytes: number; freeBytes: number };
 }
 
-function send(
-  res: ServerResponse,
-  status: number,
-  text: string,
-  close = false,
-  extra: Record<string, string> = {},
-) {
+function send(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}) {
   if (res.headersSent) return;
   res.writeHead(status, {
     'content-type': 'text/plain; charset=utf-8',
     'cache-control': 'no-store',
-    ...(close ? { connection: 'close' } : {}),
-    ...extra,
+    ...headers,
   });
   res.end(text ? `${text}\n` : '');
 }
@@ -70,8 +64,8 @@ export function checkRoute(deps: CheckReportDeps & { log: Log }, opts: CheckRout
       if (!gate.ok) {
         if (gate.status === 400 || gate.status === 410)
           deps.log.warn('report refused', { status: gate.status, reason: gate.message, path: CHECK_PATH });
-        // Refused before a body byte is read: the connection is not reused.
-        send(res, gate.status, gate.message, true);
+        // Refused before a body byte is read.
+        send(res, gate.status, gate.message, refusalHeaders(req, budget.freeBytes));
         return true;
       }
       let body: string;
@@ -81,7 +75,7 @@ export function checkRoute(deps: CheckReportDeps & { log: Log }, opts: CheckRout
         if (!(error instanceof BodyRefused)) throw error;
         const retry: Record<string, string> =
           error.retryAfterS === undefined ? {} : { 'retry-after': String(error.retryAfterS) };
-        send(res, error.status, `report rejected: ${error.message}`, true, retry);
+        send(res, error.status, `report rejected: ${error.message}`, { connection: 'close', ...retry });
         return true;
       }
       const result = await handleCheckReport(deps, { caller: gate.caller, uuid: gate.uuid, body });

@@ -12,6 +12,7 @@ import {
 import { handleReport, type ReportDeps } from './handle-report.ts';
 import { normalizeIp } from './identify-caller.ts';
 import { BodyBudget, BodyRefused, readBody } from './read-body.ts';
+import { refusalHeaders } from './refusal-headers.ts';
 import { parseReportPath } from './report-token.ts';
 
 export const REPORT_PATH = '/externalCheckStatus';
@@ -127,9 +128,9 @@ export async function startReportServer(
         nowMs: deps.clock.nowMs(),
       });
       if (!authorized.ok) {
-        // Refused before a body byte is read and before any API request; the connection is not reused.
+        // Refused before a body byte is read and before any API request.
         deps.log.warn('report refused', { reason: authorized.reason });
-        send(res, 400, `report rejected: ${authorized.reason}`, { connection: 'close' });
+        send(res, 400, `report rejected: ${authorized.reason}`, refusalHeaders(req, FREE_BODY_BYTES));
         return;
       }
       // Each unsigned report costs pod LISTs: one source gets a few at a time (a checker pod sends one).
@@ -142,10 +143,7 @@ export async function startReportServer(
             res,
             429,
             `report rejected: ${inFlight} unsigned reports from ${source} are in flight; retry shortly`,
-            {
-              connection: 'close',
-              'retry-after': '1',
-            },
+            { ...refusalHeaders(req, FREE_BODY_BYTES), 'retry-after': '1' },
           );
           return;
         }

@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ReportAccess } from '../../lib/report/authorize-report.ts';
@@ -82,6 +82,51 @@ describe('the report server before the body', () => {
       expect(answer.status, url).toBe(400);
       expect(answer.text).toMatch(/^report rejected: /);
     }
+    expect(s.calls()).toBe(0);
+  });
+
+  it('answers a refused small report on an open connection (its body discarded), a large or chunked one by closing it', async () => {
+    const s = await start({ key: KEY, unsigned: 'refuse', scope: 'all' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (headers: Record<string, string>, body: string) =>
+      new Promise<{ status?: number; connection?: string; text: string; port?: number }>(
+        (resolve, reject) => {
+          const req = request(s.url, { method: 'POST', agent, headers }, (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => {
+              text += c;
+            });
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode,
+                connection: res.headers.connection,
+                text,
+                port: req.socket?.localPort,
+              }),
+            );
+          });
+          req.on('error', reject);
+          req.end(body);
+        },
+      );
+    const small = '{"OK":true,"Errors":[]}';
+    const first = await send({ 'content-length': String(small.length) }, small);
+    const second = await send({ 'content-length': String(small.length) }, small);
+    expect(first).toMatchObject({
+      status: 400,
+      connection: 'keep-alive',
+      text: expect.stringMatching(/^report rejected: /),
+    });
+    // The same socket carried both: the first body was read and discarded, not left to reset the connection.
+    expect(second).toMatchObject({ status: 400, port: first.port });
+    const large = await send(
+      { 'content-length': String(FREE_BODY_BYTES + 1) },
+      ' '.repeat(FREE_BODY_BYTES + 1),
+    );
+    expect(large).toMatchObject({ status: 400, connection: 'close' });
+    const chunked = await send({ 'transfer-encoding': 'chunked' }, small);
+    expect(chunked).toMatchObject({ status: 400, connection: 'close' });
+    agent.destroy();
     expect(s.calls()).toBe(0);
   });
 
