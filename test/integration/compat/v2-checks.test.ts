@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CustomObjectsApi, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubernetesObject, type V1Namespace } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../../lib/state/resources.ts';
 import { inNamespace, type ManifestObject } from '../../compat/v2-manifests.ts';
@@ -166,7 +166,16 @@ beforeAll(async () => {
   deployYaml = await readFile(join(moduleDir, 'deploy/kuberhealthy.yaml'), 'utf8');
   nsKhrun = await freshNamespace(kc, 'v2k');
   nsV2 = await freshNamespace(kc, 'v2d');
-});
+  // namespace-pod-check creates a pod in every namespace: one an earlier file is still deleting refuses it,
+  // and whichever peer ran first would fail for the test's sake. Both start once none is terminating.
+  await waitFor<V1Namespace, true>(kc, {
+    path: '/api/v1/namespaces',
+    decide: (items) =>
+      [...items.values()].every((n) => n.status?.phase !== 'Terminating') ? true : undefined,
+    timeoutMs: 120_000,
+    description: 'no namespace terminating',
+  });
+}, 180_000);
 
 afterAll(async () => {
   await daemon?.stop();
