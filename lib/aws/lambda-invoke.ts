@@ -3,8 +3,8 @@ import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import type { RunCheckEvent } from '../config/run-check-event.ts';
+import type { Dispatcher } from '../schedule/dispatcher.ts';
 import type { CheckRef } from '../schedule/run-job.ts';
-import type { Dispatcher } from '../schedule/tick.ts';
 
 export interface LambdaInvokeOptions {
   functionName: string;

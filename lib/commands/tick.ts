@@ -3,8 +3,11 @@ import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { escapeControls } from '../core/terminal-text.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import type { Dispatcher } from '../schedule/dispatcher.ts';
 import type { DueTimings } from '../schedule/due.ts';
-import { type Dispatcher, runTick, type TickEntry, type TickKube } from '../schedule/tick.ts';
+import { runTick } from '../schedule/tick.ts';
+import type { TickEntry } from '../schedule/tick-entry.ts';
+import type { TickKube } from '../schedule/tick-port.ts';
 import { formatDocument } from './document.ts';
 
 export interface TickCommandOptions {

@@ -5,10 +5,11 @@ import type { Log } from '../core/log.ts';
 import type { KhStateStore } from '../kube/cas.ts';
 import type { KhState } from '../state/resources.ts';
 import { type ClaimResult, claimCheck } from './claim-check.ts';
+import type { Dispatcher } from './dispatcher.ts';
 import type { DueDecision } from './due.ts';
 import { releaseClaim } from './release-claim.ts';
 import type { CheckRef } from './run-job.ts';
-import type { Dispatcher, TickEntry } from './tick.ts';
+import type { TickEntry } from './tick-entry.ts';
 
 /** The most claims and dispatches a tick has in flight at once (KHRUN_TICK_CONCURRENCY). */
 export const DEFAULT_TICK_CONCURRENCY = 32;

@@ -4,10 +4,11 @@ import { done, type KhStateStore, RetriesExhausted, updateKhStateWithRetry, writ
 import { type DispatchClaim, withDispatchClaim } from '../state/dispatch-claim.ts';
 import { newKhState } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
+import type { Dispatcher } from './dispatcher.ts';
 import type { DueDecision } from './due.ts';
 import { releaseClaim } from './release-claim.ts';
 import type { CheckRef } from './run-job.ts';
-import type { Dispatcher, TickEntry } from './tick.ts';
+import type { TickEntry } from './tick-entry.ts';
 
 /**
  * One due object (a khjob, a HealthCheck) dispatched as a khcheck is: the dispatch claim written first with a

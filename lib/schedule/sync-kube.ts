@@ -4,10 +4,10 @@ import type { KubeClient } from '../kube/kube-client.ts';
 import { retryTransient } from '../kube/transient.ts';
 import { KHCHECK_PLURAL, type KhCheck } from '../state/resources.ts';
 import { CHECK_CRONJOB_COMPONENT } from './check-cronjob.ts';
+import { listInScope } from './list-in-scope.ts';
 import { listHealthChecks } from './list-kinds.ts';
 import { COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from './run-job.ts';
 import type { SyncKube } from './sync.ts';
-import { listInScope } from './tick-kube.ts';
 
 export const SYNC_FIELD_MANAGER = 'khrun-sync' as const;
 

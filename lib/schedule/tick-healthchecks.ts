@@ -6,10 +6,11 @@ import { done, RetriesExhausted, updateWithRetry, write } from '../kube/cas.ts';
 import { ANNOTATION, type DispatchClaim, readDispatchClaim } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
+import type { Dispatcher } from './dispatcher.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from './due.ts';
 import { decideHealthCheckDue } from './due-healthchecks.ts';
 import type { CheckRef } from './run-job.ts';
-import type { Dispatcher, TickEntry } from './tick.ts';
+import type { TickEntry } from './tick-entry.ts';
 
 /**
  * The HealthCheck requests the tick makes: read one, and replace it (its annotations; never its status,

@@ -4,10 +4,12 @@ import { jobAsCheck, type KhJob } from '../job/khjob.ts';
 import type { KhState } from '../state/resources.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { claimAndDispatch } from './dispatch-one.ts';
+import type { Dispatcher } from './dispatcher.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from './due.ts';
 import { decideJobDue } from './due-jobs.ts';
 import { scheduleOf } from './schedule-of.ts';
-import type { Dispatcher, TickEntry, TickKube } from './tick.ts';
+import type { TickEntry } from './tick-entry.ts';
+import type { TickKube } from './tick-port.ts';
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 

@@ -3,17 +3,11 @@ import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
 import { classifyApiError, isNotFound } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { kubePort } from '../kube/kube-port.ts';
-import type { NamespaceScope } from '../kube/scope.ts';
 import { retryTransient } from '../kube/transient.ts';
-import {
-  KH_GROUP,
-  KH_VERSION,
-  KHCHECK_PLURAL,
-  KHSTATE_PLURAL,
-  type KhCheck,
-  type KhState,
-} from '../state/resources.ts';
+import { KHCHECK_PLURAL, KHSTATE_PLURAL, type KhCheck, type KhState } from '../state/resources.ts';
 import { batchJobMetadata, runBatchJobSpec } from './batch-job.ts';
+import type { Dispatcher } from './dispatcher.ts';
+import { listInScope } from './list-in-scope.ts';
 import { listHealthChecks, listKhJobs } from './list-kinds.ts';
 import {
   CHECK_LABEL,
@@ -28,29 +22,7 @@ import {
   type RunJobOptions,
   runJobSpec,
 } from './run-job.ts';
-import type { Dispatcher, TickKube } from './tick.ts';
-
-const co = { group: KH_GROUP, version: KH_VERSION };
-
-/** Lists a khrun custom resource in the scope: one cluster-wide list, or one list per namespace. */
-export async function listInScope<T>(
-  client: KubeClient,
-  plural: string,
-  scope: NamespaceScope,
-  api: { group: string; version: string } = co,
-): Promise<T[]> {
-  // Through the client object: the tick's due times are judged by its API server clock, which these lists set.
-  const custom = client.custom;
-  if (scope === 'all')
-    return ((await custom.listClusterCustomObject({ ...api, plural })) as { items: T[] }).items;
-  const lists = await Promise.all(
-    scope.namespaces.map(
-      async (namespace) =>
-        ((await custom.listNamespacedCustomObject({ ...api, plural, namespace })) as { items: T[] }).items,
-    ),
-  );
-  return lists.flat();
-}
+import type { TickKube } from './tick-port.ts';
 
 /** Job names per kind: a khjob or HealthCheck of a khcheck's name never takes its Job name. */
 const REF_PREFIX = { khcheck: 'khrun-run', khjob: 'khrun-job', healthcheck: 'khrun-hc' } as const;

@@ -1,62 +1,18 @@
 import type { Clock } from '../core/clock.ts';
 import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
-import type { HealthCheck } from '../healthcheck/resources.ts';
-import type { KhJob } from '../job/khjob.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
-import type { KhCheck, KhState } from '../state/resources.ts';
+import type { KhState } from '../state/resources.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
 import { DEFAULT_TICK_CONCURRENCY, type DueCheck, dispatchDue } from './dispatch-due.ts';
-import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings, decideDue } from './due.ts';
+import type { Dispatcher } from './dispatcher.ts';
+import { DEFAULT_DUE_TIMINGS, type DueTimings, decideDue } from './due.ts';
 import type { CheckRef } from './run-job.ts';
 import { scheduleOf } from './schedule-of.ts';
-import { dispatchDueHealthChecks, type HealthCheckWrites } from './tick-healthchecks.ts';
+import type { TickEntry } from './tick-entry.ts';
+import { dispatchDueHealthChecks } from './tick-healthchecks.ts';
 import { dispatchDueJobs } from './tick-jobs.ts';
-
-/** What a tick needs from the API server, shaped like the domain; the real one is tick-kube.ts. */
-export interface TickKube {
-  listChecks(scope: NamespaceScope): Promise<KhCheck[]>;
-  listStates(scope: NamespaceScope): Promise<KhState[]>;
-  readState(namespace: string, name: string): Promise<KhState | null>;
-  /** Throws WriteConflict when it exists already; writer names the loop (user agent). */
-  createState(state: KhState, writer?: string): Promise<KhState>;
-  /** metadata.resourceVersion is the precondition; throws WriteConflict on 409. */
-  replaceState(state: KhState, writer?: string): Promise<KhState>;
-  /** The khjobs in scope ([] where the khjob CRD is not installed); absent: the tick runs no khjobs. */
-  listJobs?(scope: NamespaceScope): Promise<KhJob[]>;
-  /** The HealthChecks in scope ([] where v3's CRD is not installed), and the writes of their dispatch claim. */
-  listHealthChecks?(scope: NamespaceScope): Promise<HealthCheck[]>;
-  healthChecks?: HealthCheckWrites;
-}
-
-/** Sends one invocation of the runner for a check: a Job (cluster mode) or an async Lambda call (AWS). */
-export interface Dispatcher {
-  /** The name the invocation will have, recorded in the claim before it is sent. */
-  refFor(check: CheckRef, nowMs: number): string;
-  dispatch(check: CheckRef, ref: string): Promise<void>;
-  /** Whether it can send a khjob's run (CheckRef kind khjob). */
-  runsKhJobs?: boolean;
-  /** Whether it can send a HealthCheck's run (CheckRef kind healthcheck). */
-  runsHealthChecks?: boolean;
-  /**
-   * The batch form: one invocation drives several khchecks (a batch Job, one Lambda event of "checks").
-   * Absent: every check is sent on its own, whatever the batch size.
-   */
-  batch?: {
-    /** The batch's invocation name from an id unique to the tick; recorded in each member's claim before it is sent. */
-    refFor(batchId: string, nowMs: number): string;
-    /** Sends the members that were claimed (khchecks only; at least one). */
-    dispatch(checks: readonly CheckRef[], ref: string): Promise<void>;
-  };
-}
-
-export type TickEntry = {
-  check: string;
-  decision: DueDecision;
-  result: 'dispatched' | 'not-due' | 'lost' | 'failed' | 'refused';
-  ref?: string;
-  error?: string;
-};
+import type { TickKube } from './tick-port.ts';
 
 export interface TickConfig {
   scope: NamespaceScope;

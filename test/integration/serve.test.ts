@@ -242,7 +242,10 @@ describe('khrun serve', () => {
       (s) => readLastOutcome(s) !== undefined,
       'an outcome recorded',
     );
-    expect(readLastOutcome(state)).toMatchObject({ kind: 'Succeeded' });
+    const outcome = readLastOutcome(state);
+    expect(outcome, `${JSON.stringify(outcome)}\n${server.output().slice(-4000)}`).toMatchObject({
+      kind: 'Succeeded',
+    });
     expect(state.spec.OK).toBe(true);
     expect(state.spec.AuthoritativePod).toMatch(/^khrun-serve-/);
     expect(server.output()).toContain('"message":"report accepted"');

@@ -14,7 +14,9 @@ import {
 import { stateViewOf } from '../../lib/healthcheck/state-view.ts';
 import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { runListWatch } from '../../lib/kube/list-watch.ts';
-import { type Dispatcher, runTick, type TickEntry } from '../../lib/schedule/tick.ts';
+import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
+import { runTick } from '../../lib/schedule/tick.ts';
+import type { TickEntry } from '../../lib/schedule/tick-entry.ts';
 import { tickKube } from '../../lib/schedule/tick-kube.ts';
 import { readOwnerMarker } from '../../lib/takeover/owner-marker.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpers/cluster.ts';

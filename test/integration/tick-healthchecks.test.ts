@@ -9,8 +9,9 @@ import {
   type HealthCheck,
 } from '../../lib/healthcheck/resources.ts';
 import { kubeClient } from '../../lib/kube/kube-client.ts';
+import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
 import type { CheckRef } from '../../lib/schedule/run-job.ts';
-import { type Dispatcher, runTick } from '../../lib/schedule/tick.ts';
+import { runTick } from '../../lib/schedule/tick.ts';
 import { tickKube } from '../../lib/schedule/tick-kube.ts';
 import { ANNOTATION } from '../../lib/state/khstate.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';

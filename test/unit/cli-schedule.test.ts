@@ -7,7 +7,7 @@ import { placeholderRunnerTemplate } from '../../lib/config/runner-template.ts';
 import { silentLog } from '../../lib/core/log.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
 import type { SyncKube } from '../../lib/schedule/sync.ts';
-import type { TickKube } from '../../lib/schedule/tick.ts';
+import type { TickKube } from '../../lib/schedule/tick-port.ts';
 import type { KhCheck } from '../../lib/state/resources.ts';
 
 // `khrun sync --dry-run` shows what would be applied before anything is installed: without the

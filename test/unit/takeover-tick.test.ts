@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { silentLog } from '../../lib/core/log.ts';
-import { type Dispatcher, runTick, type TickKube } from '../../lib/schedule/tick.ts';
+import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
+import { runTick } from '../../lib/schedule/tick.ts';
+import type { TickKube } from '../../lib/schedule/tick-port.ts';
 import { newKhState } from '../../lib/state/khstate.ts';
 import type { KhCheck, KhState } from '../../lib/state/resources.ts';
 
