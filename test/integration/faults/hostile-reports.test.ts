@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Agent } from 'node:http';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { KH_ENV } from '../../../lib/check/pod-builder.ts';
@@ -279,15 +280,18 @@ describe('hostile and broken reports against a live run', () => {
     // All of it comes from 127.0.0.1, as the 20 slow senders still held open do: the flood stays under the
     // per-source connection cap with room to spare, so every request reaches the handler (the cap itself is
     // connection-flood.test.ts's subject).
+    // Its own agent holds at most inFlight connections: fetch's shared pool keeps the earlier tests' idle
+    // ones too, which the server may evict at the cap just as the pool reuses one.
     const inFlight = DEFAULT_MAX_CONNECTIONS_PER_SOURCE - SLOW_SENDERS - 4;
+    const agent = new Agent({ keepAlive: true, maxSockets: inFlight });
     const started = performance.now();
     const answers = await untouched(() =>
       pool(malformed + replays, inFlight, (i) =>
         i < malformed
-          ? post(live.url, bodies[i % bodies.length] ?? '', { uuid: live.uuid })
-          : post(live.url, '{"OK":true,"Errors":[]}', { uuid: old.uuid }),
+          ? post(live.url, bodies[i % bodies.length] ?? '', { uuid: live.uuid, agent })
+          : post(live.url, '{"OK":true,"Errors":[]}', { uuid: old.uuid, agent }),
       ),
-    );
+    ).finally(() => agent.destroy());
     const seconds = (performance.now() - started) / 1000;
     expect(answers.filter((a) => a.status !== 400)).toEqual([]);
     const latencies = answers.map((a) => a.ms);

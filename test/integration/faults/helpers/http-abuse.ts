@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { type Agent, request } from 'node:http';
 
 export interface Answer {
   status: number;
@@ -6,22 +6,38 @@ export interface Answer {
   ms: number;
 }
 
-/** One POST (or other method) with a body and optional kh-run-uuid header. */
+/**
+ * One POST (or other method) with a body and optional kh-run-uuid header: through fetch, or through `agent`
+ * (node:http), whose maxSockets bounds the connections the caller holds to the server.
+ */
 export async function post(
   url: string,
   body: string,
-  opts: { uuid?: string; method?: string; headers?: Record<string, string> } = {},
+  opts: { uuid?: string; method?: string; headers?: Record<string, string>; agent?: Agent } = {},
 ): Promise<Answer> {
   const started = performance.now();
-  const res = await fetch(url, {
-    method: opts.method ?? 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(opts.uuid !== undefined ? { 'kh-run-uuid': opts.uuid } : {}),
-      ...opts.headers,
-    },
-    body,
-  });
+  const headers = {
+    'content-type': 'application/json',
+    ...(opts.uuid !== undefined ? { 'kh-run-uuid': opts.uuid } : {}),
+    ...opts.headers,
+  };
+  if (opts.agent) {
+    const { agent } = opts;
+    return new Promise<Answer>((resolve, reject) => {
+      const req = request(url, { method: opts.method ?? 'POST', headers, agent }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, ms: performance.now() - started }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+  const res = await fetch(url, { method: opts.method ?? 'POST', headers, body });
   const text = await res.text();
   return { status: res.status, text, ms: performance.now() - started };
 }

@@ -20,22 +20,28 @@ export function numberToIp(n: number): string {
 }
 
 /**
- * Hands out the lowest free address of the range, skipping the .0 and .255 of each /24 (so no address
- * looks like a network or broadcast address), and reuses released ones. Not thread-safe across
- * processes: two kubelets on one machine need disjoint ranges.
+ * Hands out the next free address after the last one handed out, wrapping at the end of the range, as
+ * CNI's host-local IPAM does: a released address is reused only once the rest of the range has been
+ * used, so a new pod does not take the address of one whose end the API server has not seen yet (a
+ * report identified by its source address would be taken for that pod's). Skips the .0 and .255 of each
+ * /24 (so no address looks like a network or broadcast address). Not thread-safe across processes: two
+ * kubelets on one machine need disjoint ranges.
  */
 export class IpPool {
   private readonly first: number;
   private readonly last: number;
   private readonly used = new Set<number>();
+  /** The address handed out last (first - 1 before any). */
+  private lastHanded: number;
 
   constructor(range: IpRange = DEFAULT_POD_IP_RANGE) {
     this.first = ipToNumber(range.first);
     this.last = ipToNumber(range.last);
     if (this.first > this.last) throw new Error(`empty pod IP range ${range.first}-${range.last}`);
+    this.lastHanded = this.first - 1;
   }
 
-  /** Takes `preferred` when it is in range and free (a pod keeps its address), else the lowest free one. */
+  /** Takes `preferred` when it is in range and free (a pod keeps its address), else the next free one. */
   allocate(preferred?: string): string {
     if (preferred) {
       const n = safeToNumber(preferred);
@@ -44,9 +50,12 @@ export class IpPool {
         return preferred;
       }
     }
-    for (let n = this.first; n <= this.last; n++) {
+    const span = this.last - this.first + 1;
+    for (let i = 1; i <= span; i++) {
+      const n = this.first + ((this.lastHanded - this.first + i) % span);
       if (this.usable(n) && !this.used.has(n)) {
         this.used.add(n);
+        this.lastHanded = n;
         return numberToIp(n);
       }
     }
