@@ -8,7 +8,10 @@ export const DEFAULT_MAX_CONNECTIONS = 4_096;
 /** Open connections one source address may hold; a checker pod needs one. */
 export const DEFAULT_MAX_CONNECTIONS_PER_SOURCE = 64;
 
-/** How long a new connection may take to send its headers before a newer one may evict it. */
+/**
+ * How long a new connection may take to send its first request's headers before a newer one may evict it.
+ * A connection that has been answered and waits for another request (keep-alive) may be evicted at once.
+ */
 export const DEFAULT_EVICT_AFTER_MS = 1_000;
 
 /** One open connection as the limits see it. */
@@ -18,21 +21,23 @@ interface Connection {
   openedMs: number;
   /** A request whose headers arrived and whose response has not finished: never evicted. */
   busy: boolean;
+  /** It has been answered at least once: waiting between requests, it has had its turn. */
+  served: boolean;
 }
 
 export interface ConnectionLimits {
   maxConnections: number;
   maxPerSource: number;
-  /** A connection idle (headers not finished, or between requests) this long may be evicted for a new one. */
+  /** A new connection that has not sent its first request's headers this long may be evicted for a new one. */
   evictAfterMs: number;
 }
 
-type Open = { source: string; busy: boolean; openedMs: number };
+type Open = { source: string; busy: boolean; served?: boolean; openedMs: number };
 
 /**
  * Which connection a new one from `source` costs, decided from the open ones (pure): admitted as is while
- * there is room; else, at its source's cap, that source's oldest idle connection (one that has not finished
- * its headers, or waits between requests) is evicted for it; at the global cap, the oldest idle connection of
+ * there is room; else, at its source's cap, that source's oldest idle connection (one waiting between
+ * requests, or one that has not sent its first headers within evictAfterMs) is evicted for it; at the global cap, the oldest idle connection of
  * the source holding the most; with nothing idle to evict, the new one is refused. So one source holding
  * half-open connections never locks another source out, and never holds more than its cap.
  */
@@ -42,7 +47,7 @@ export function admitConnection<C extends Open>(
   limits: ConnectionLimits,
   nowMs: number,
 ): { admit: true; evict: C | undefined } | { admit: false; reason: 'source' | 'total' } {
-  const evictable = (c: C) => !c.busy && nowMs - c.openedMs >= limits.evictAfterMs;
+  const evictable = (c: C) => !c.busy && (c.served === true || nowMs - c.openedMs >= limits.evictAfterMs);
   const fromSource = open.filter((c) => c.source === source);
   if (fromSource.length >= limits.maxPerSource) {
     const idle = fromSource.find(evictable);
@@ -93,7 +98,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits, log: 
         });
       }
     }
-    const connection: Connection = { socket, source, openedMs: nowMs, busy: false };
+    const connection: Connection = { socket, source, openedMs: nowMs, busy: false, served: false };
     open.push(connection);
     bySocket.set(socket, connection);
     socket.once('close', () => {
@@ -107,6 +112,7 @@ export function limitConnections(server: Server, limits: ConnectionLimits, log: 
     connection.busy = true;
     res.once('close', () => {
       connection.busy = false;
+      connection.served = true;
     });
   });
 }
