@@ -7,15 +7,20 @@ import { commandUsage, overview, parseCommand, UsageError } from './usage.ts';
 /** A developer command's body, loaded only when it runs (functions/cli.ts says from where). */
 export type DevLoader = (command: string) => Promise<CommandBody>;
 
+/** The line after a usage error that says where the usage is, instead of printing all of it. */
+export const LIST_HINT = "Run 'khrun help' for the list of commands.";
+export const usageHint = (command: string) => `Run 'khrun ${command} --help' for usage.`;
+
 /**
  * The khrun CLI without the process: `khrun help [COMMAND]`, `COMMAND --help`/`-h` print usage on stdout
- * (exit 0); an unknown command or flag, or a ConfigError while options are built, prints the message and
- * the command's usage on stderr (exit 2); anything else is the command's own exit code, or a throw.
+ * (exit 0); `khrun` alone prints the overview on stderr (exit 2); an unknown command or flag, or a
+ * ConfigError while options are built, prints two lines on stderr, the message and where the usage is
+ * (exit 2); anything else is the command's own exit code, or a throw.
  */
 export async function main(argv: readonly string[], ctx: CliContext, loadDev: DevLoader): Promise<number> {
   const [command, ...rest] = argv;
-  const fail = (message: string, usage: string) => {
-    ctx.warn(`khrun: ${message}\n\n${usage}`);
+  const fail = (message: string, hint: string) => {
+    ctx.warn(`khrun: ${message}\n${hint}`);
     return EXIT.usage;
   };
   const find = (name: string) => ALL_SPECS.find((s) => s.name === name);
@@ -30,12 +35,12 @@ export async function main(argv: readonly string[], ctx: CliContext, loadDev: De
       return EXIT.ok;
     }
     const spec = find(topic);
-    if (!spec) return fail(`unknown command "${topic}"`, overview(ALL_SPECS));
+    if (!spec) return fail(`unknown command "${topic}"`, LIST_HINT);
     ctx.write(commandUsage(spec));
     return EXIT.ok;
   }
   const spec = find(command);
-  if (!spec) return fail(`unknown command "${command}"`, overview(ALL_SPECS));
+  if (!spec) return fail(`unknown command "${command}"`, LIST_HINT);
   try {
     const parsed = parseCommand(spec, rest);
     if (parsed.kind === 'help') {
@@ -48,7 +53,7 @@ export async function main(argv: readonly string[], ctx: CliContext, loadDev: De
     return await body(parsed, ctx);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError)
-      return fail(error.message, commandUsage(spec));
+      return fail(error.message, usageHint(spec.name));
     throw error;
   }
 }
