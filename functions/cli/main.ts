@@ -13,9 +13,9 @@ export const usageHint = (command: string) => `Run 'khrun ${command} --help' for
 
 /**
  * The khrun CLI without the process: `khrun help [COMMAND]`, `COMMAND --help`/`-h` print usage on stdout
- * (exit 0); `khrun` alone prints the overview on stderr (exit 2); an unknown command or flag, or a
- * ConfigError while options are built, prints two lines on stderr, the message and where the usage is
- * (exit 2); anything else is the command's own exit code, or a throw.
+ * (exit 0); `khrun --version` is `khrun version`; `khrun` alone prints the overview on stderr (exit 2); an
+ * unknown command or flag, or a ConfigError while options are built, prints two lines on stderr, the
+ * message and where the usage is (exit 2); anything else is the command's own exit code, or a throw.
  */
 export async function main(argv: readonly string[], ctx: CliContext, loadDev: DevLoader): Promise<number> {
   const [command, ...rest] = argv;
@@ -39,7 +39,8 @@ export async function main(argv: readonly string[], ctx: CliContext, loadDev: De
     ctx.write(commandUsage(spec));
     return EXIT.ok;
   }
-  const spec = find(command);
+  // `khrun --version` is `khrun version`, as with most CLIs; the rest of the line is version's to parse.
+  const spec = find(command === '--version' ? 'version' : command);
   if (!spec) return fail(`unknown command "${command}"`, LIST_HINT);
   try {
     const parsed = parseCommand(spec, rest);
@@ -48,8 +49,8 @@ export async function main(argv: readonly string[], ctx: CliContext, loadDev: De
       return EXIT.ok;
     }
     for (const warning of parsed.warnings) ctx.warn(`khrun: ${warning}`);
-    const product = PRODUCT_COMMANDS.find((c) => c.spec.name === command);
-    const body = product ? product.run : await loadDev(command);
+    const product = PRODUCT_COMMANDS.find((c) => c.spec === spec);
+    const body = product ? product.run : await loadDev(spec.name);
     return await body(parsed, ctx);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError)

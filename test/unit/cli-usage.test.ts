@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ALL_SPECS, PRODUCT_COMMANDS } from '../../functions/cli/commands.ts';
+import { ALL_SPECS, CLUSTER_COMMANDS, PRODUCT_COMMANDS } from '../../functions/cli/commands.ts';
 import type { CliContext } from '../../functions/cli/context.ts';
 import { COMMON_FLAGS } from '../../functions/cli/flags.ts';
 import { main } from '../../functions/cli/main.ts';
@@ -70,8 +70,11 @@ describe('help', () => {
 });
 
 describe('one flag table', () => {
-  it('every product command takes the common flags, spelled the same', () => {
-    for (const { spec } of PRODUCT_COMMANDS) {
+  it('every product command that talks to a cluster takes the common flags, spelled the same', () => {
+    expect(PRODUCT_COMMANDS.filter((c) => !CLUSTER_COMMANDS.includes(c)).map((c) => c.spec.name)).toEqual([
+      'version',
+    ]);
+    for (const { spec } of CLUSTER_COMMANDS) {
       for (const name of ['namespace', 'all-namespaces', 'kubeconfig', 'context', 'help'] as const) {
         const flag = spec.flags[name];
         expect(flag, `${spec.name} --${name}`).toBeDefined();
@@ -96,6 +99,7 @@ describe('one flag table', () => {
       takeover: ['json', 'yaml'],
       handback: ['json', 'yaml'],
       convert: ['json', 'yaml'],
+      version: ['json', 'yaml'],
     });
   });
 
