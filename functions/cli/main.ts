@@ -1,5 +1,6 @@
 import { ConfigError } from '../../lib/config/config-error.ts';
 import { EXIT } from '../../lib/core/exit-codes.ts';
+import { ApiServerUnreachableError } from '../../lib/kube/unreachable.ts';
 import { ALL_SPECS, PRODUCT_COMMANDS } from './commands.ts';
 import type { CliContext, CommandBody } from './context.ts';
 import { commandUsage, overview, parseCommand, UsageError } from './usage.ts';
@@ -11,11 +12,21 @@ export type DevLoader = (command: string) => Promise<CommandBody>;
 export const LIST_HINT = "Run 'khrun help' for the list of commands.";
 export const usageHint = (command: string) => `Run 'khrun ${command} --help' for usage.`;
 
+/** One line for an API server that cannot be reached: which server (the kubeconfig's), why, what to check. */
+export function unreachableLine(error: ApiServerUnreachableError): string {
+  return (
+    `cannot reach the Kubernetes API server at ${error.server} (${error.reason}): check that the cluster is ` +
+    "running and reachable from here, and that the kubeconfig's context is the one meant " +
+    '(kubectl config current-context; --context or --kubeconfig pick another)'
+  );
+}
+
 /**
  * The khrun CLI without the process: `khrun help [COMMAND]`, `COMMAND --help`/`-h` print usage on stdout
  * (exit 0); `khrun --version` is `khrun version`; `khrun` alone prints the overview on stderr (exit 2); an
  * unknown command or flag, or a ConfigError while options are built, prints two lines on stderr, the
- * message and where the usage is (exit 2); anything else is the command's own exit code, or a throw.
+ * message and where the usage is (exit 2); an API server that cannot be reached is one line saying which
+ * and what to check (exit 1); anything else is the command's own exit code, or a throw.
  */
 export async function main(argv: readonly string[], ctx: CliContext, loadDev: DevLoader): Promise<number> {
   const [command, ...rest] = argv;
@@ -55,6 +66,10 @@ export async function main(argv: readonly string[], ctx: CliContext, loadDev: De
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError)
       return fail(error.message, usageHint(spec.name));
+    if (error instanceof ApiServerUnreachableError) {
+      ctx.warn(`khrun: ${unreachableLine(error)}`);
+      return EXIT.runnerError;
+    }
     throw error;
   }
 }
