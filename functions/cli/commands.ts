@@ -7,9 +7,10 @@ import { sync, tick } from './schedule.ts';
 import { serve } from './serve.ts';
 import { describe, status } from './status.ts';
 import { handback, takeover } from './takeover.ts';
+import { version } from './version.ts';
 
-/** The product commands, in the order `khrun help` lists them. */
-export const PRODUCT_COMMANDS: readonly CliCommand[] = [
+/** The product commands that talk to a cluster: each takes kubectl's flags (flags.ts), spelled the same. */
+export const CLUSTER_COMMANDS: readonly CliCommand[] = [
   run,
   status,
   describe,
@@ -20,6 +21,9 @@ export const PRODUCT_COMMANDS: readonly CliCommand[] = [
   handback,
   convert,
 ];
+
+/** The product commands, in the order `khrun help` lists them. */
+export const PRODUCT_COMMANDS: readonly CliCommand[] = [...CLUSTER_COMMANDS, version];
 
 /** Every command's description: the product's, then the developer commands' (bodies loaded on demand). */
 export const ALL_SPECS: readonly CommandSpec[] = [...PRODUCT_COMMANDS.map((c) => c.spec), ...DEV_SPECS];

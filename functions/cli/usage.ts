@@ -1,12 +1,12 @@
 import { parseArgs } from 'node:util';
 import { COMMON_FLAGS, type CommandSpec, type FlagSpec, flagName } from './flags.ts';
 
-/** A mistake on the command line (an unknown flag, a missing value): exit 2 with the command's usage. */
+/** A mistake on the command line (an unknown flag, a missing value): exit 2, pointing at the command's usage. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
   constructor(
     message: string,
-    /** The command whose usage is printed with the message. */
+    /** The command whose usage the message points at (`khrun COMMAND --help`). */
     readonly command: string,
   ) {
     super(message);

@@ -1,7 +1,7 @@
 /**
- * A flag, environment variable or event field khrun cannot run with. The CLI prints the message with its
- * usage and exits 2; a Lambda handler fails the invocation with it. Thrown only while options are built,
- * before anything runs.
+ * A flag, environment variable or event field khrun cannot run with. The CLI prints the message and where
+ * the command's usage is, and exits 2; a Lambda handler fails the invocation with it. Thrown only while
+ * options are built, before anything runs.
  */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

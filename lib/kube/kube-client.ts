@@ -19,6 +19,7 @@ import { keepAliveAuth } from './keep-alive.ts';
 import { RUNNER_REQUESTS_IN_FLIGHT } from './request-limit.ts';
 import { type ServerClock, serverClock } from './server-clock.ts';
 import { timedHttpLibrary } from './timed-client.ts';
+import { namingServer } from './unreachable.ts';
 
 /**
  * khrun's way to one API server: the typed clients, and what every request they send shares. Made once
@@ -109,7 +110,8 @@ export const runnerClient = (kc: KubeConfig, log?: Log): KubeClient =>
 
 /**
  * kc.makeApiClient, with responses feeding the clock, requests sent within the bound and through the one
- * keep-alive agent. Per-call options (a user agent) still merge in as they do with makeApiClient.
+ * keep-alive agent, and a request that cannot reach the server failing with ApiServerUnreachableError.
+ * Per-call options (a user agent) still merge in as they do with makeApiClient.
  */
 function typedClient<T extends ApiType>(
   kc: KubeConfig,
@@ -122,7 +124,8 @@ function typedClient<T extends ApiType>(
     baseServer: new ServerConfiguration(cluster.server, {}),
     authMethods: { default: shared.auth },
   });
-  return new type({ ...base, httpApi: timedHttpLibrary(base.httpApi, shared.clock, shared.within) });
+  const httpApi = namingServer(base.httpApi, cluster.server);
+  return new type({ ...base, httpApi: timedHttpLibrary(httpApi, shared.clock, shared.within) });
 }
 
 /**

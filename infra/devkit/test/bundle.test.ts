@@ -113,6 +113,20 @@ describe('esbuild bundles of functions/', () => {
   );
 
   it(
+    "the CLI bundle knows khrun's version without package.json next to it",
+    async () => {
+      const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+        version: string;
+      };
+      const { stdout } = await run(process.execPath, [join(outdir, 'khrun.mjs'), 'version', '-o', 'json'], {
+        cwd: tmpdir(),
+      });
+      expect(JSON.parse(stdout)).toEqual({ version, node: process.version });
+    },
+    SPAWNS_MS,
+  );
+
+  it(
     'the CLI bundle answers the developer commands with what to do, exit 2',
     async () => {
       for (const command of [['local', 'up'], ['demo'], ['build']]) {
