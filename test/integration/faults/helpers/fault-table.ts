@@ -28,7 +28,7 @@ export function lostOf(row: Pick<FaultRow, 'reported' | 'recorded'>): number {
   return Math.max(0, row.reported - row.recorded);
 }
 
-/** Appends one row for the table; called at the end of a scenario, after its assertions passed. */
+/** Appends one row for the table (with FAULTS_OUT set); scenarios call it before they assert, so a losing one still shows its row. */
 export async function recordFault(row: FaultRow): Promise<void> {
   const file = process.env[FAULTS_OUT_ENV];
   if (!file) return;
