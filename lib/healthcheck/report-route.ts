@@ -36,6 +36,8 @@ export function healthCheckReportRoute(opts: {
   /** Written as the report's AuthoritativePod (khrun.dev/authoritative-pod). */
   server: string;
   maxBodyBytes: number;
+  /** Hands a signed run's report to that run when this process waits for it (lib/run/report-inbox.ts). */
+  deliver?: CheckReportDeps['deliver'];
 }): Route {
   return checkRoute(
     {
@@ -44,6 +46,7 @@ export function healthCheckReportRoute(opts: {
       clock: opts.clock,
       log: opts.log,
       server: opts.server,
+      ...(opts.deliver ? { deliver: opts.deliver } : {}),
     },
     { access: opts.access, maxBodyBytes: opts.maxBodyBytes },
   );

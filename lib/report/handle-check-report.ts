@@ -91,6 +91,22 @@ export async function handleCheckReport(
   const gated = gateCheckReport(req.body);
   if (!gated.ok) return refuse(deps, 400, `report rejected: ${gated.reason}`);
   const arrivedMs = deps.clock.nowMs();
+  // A signed run waited for in this process records its outcome from the report in one write (as on v2's
+  // route, handle-report.ts); declined or absent, the report is stored in the state view as any other.
+  if (req.caller.via === 'signed' && deps.deliver) {
+    const { run } = req.caller;
+    const report = { ok: gated.report.OK, errors: gated.report.Errors, atMs: arrivedMs };
+    if ((await deps.deliver(run, report)) === 'recorded') {
+      deps.log.info('report accepted', {
+        check: `${run.namespace}/${run.checkName}`,
+        run: shortId(run.uuid),
+        ok: report.ok,
+        path: '/check',
+        recordedAsOutcome: true,
+      });
+      return { status: 200, message: 'report accepted' };
+    }
+  }
   const holdUntilMs = arrivedMs + reportHoldMs(req.caller, arrivedMs, deps);
   const delay = deps.delay ?? ((ms: number) => abortableDelay(ms));
   const backoff = new Backoff(API_OUTAGE_BACKOFF);

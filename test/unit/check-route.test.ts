@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { UnsignedPolicy } from '../../lib/report/authorize-report.ts';
 import { checkRoute } from '../../lib/report/check-route.ts';
 import { signedCheckUrl } from '../../lib/report/check-url.ts';
+import type { CheckReportDeps } from '../../lib/report/handle-check-report.ts';
 import { randomReportKey } from '../../lib/report/report-token.ts';
 import { newKhState, readAcceptedReport } from '../../lib/state/khstate.ts';
 import { claimRun } from '../../lib/state/record.ts';
@@ -19,7 +20,9 @@ let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
 
 /** The route on a real listener over a state store that counts every API request it would make. */
-async function serve(opts: { unsigned?: UnsignedPolicy; deadlineMs?: number } = {}) {
+async function serve(
+  opts: { unsigned?: UnsignedPolicy; deadlineMs?: number; deliver?: CheckReportDeps['deliver'] } = {},
+) {
   const key = randomReportKey();
   const deadlineMs = opts.deadlineMs ?? NOW + 30_000;
   let state: KhState = claimRun(
@@ -63,6 +66,7 @@ async function serve(opts: { unsigned?: UnsignedPolicy; deadlineMs?: number } = 
       clock: { nowMs: () => NOW },
       log: silent,
       server: 'srv',
+      ...(opts.deliver ? { deliver: opts.deliver } : {}),
     },
     { access: { key, unsigned: opts.unsigned ?? 'refuse', scope: 'all' }, maxBodyBytes: 1024 },
   );
@@ -129,6 +133,37 @@ describe('POST /check: v3’s status codes, refused before any API request where
     expect(await s.post(s.signed, '{"OK":false,"Errors":["db down"],"currentUUID":""}')).toBe(200);
     expect(s.calls).toEqual({ read: 1, replace: 1, findRun: 0 });
     expect(readAcceptedReport(s.state())).toMatchObject({ uuid: UUID, ok: false, errors: ['db down'] });
+  });
+
+  it('a signed report of a run waited for here goes to that run: recorded is 200 with no API request', async () => {
+    const delivered: unknown[] = [];
+    const s = await serve({
+      deliver: async (run, report) => {
+        delivered.push({ run, report });
+        return 'recorded';
+      },
+    });
+    expect(await s.post(s.signed, '{"ok":false,"errors":["db down"]}')).toBe(200);
+    expect(delivered).toEqual([
+      {
+        run: { namespace: NS, checkName: NAME, uuid: UUID, deadlineMs: NOW + 30_000 },
+        report: { ok: false, errors: ['db down'], atMs: NOW },
+      },
+    ]);
+    expect(s.calls).toEqual({ read: 0, replace: 0, findRun: 0 });
+    // A body the gate refuses never reaches the run.
+    expect(await s.post(s.signed, '{"ok":true,"errors":["x"]}')).toBe(400);
+    expect(delivered).toHaveLength(1);
+  });
+
+  it('a report the waiting run declines (or no run waits for) is stored in the state as any other', async () => {
+    for (const answer of ['declined', 'absent'] as const) {
+      const s = await serve({ deliver: async () => answer });
+      expect(await s.post(s.signed, '{"ok":true}')).toBe(200);
+      expect(s.calls).toEqual({ read: 1, replace: 1, findRun: 0 });
+      expect(readAcceptedReport(s.state())).toMatchObject({ uuid: UUID, ok: true });
+      server?.close();
+    }
   });
 
   it('unsigned, where allowed: found by its UUID as v3 does (400 "invalid or expired" otherwise)', async () => {
