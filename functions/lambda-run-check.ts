@@ -51,11 +51,11 @@ export async function handler(event: unknown, context: Context) {
   };
   // Each check's log lines name it (lib/batch/run-batch.ts); the batch's own lines name its size.
   if (plan.kind === 'batch') return runBatchFromEvent({ ...shared, checks: plan.options.checks });
-  const { namespace, checkName, kind } = plan.options;
-  logger.appendKeys({ check: checkName, namespace, kind });
+  const { target } = plan.options;
+  logger.appendKeys({ check: target.name, namespace: target.namespace, kind: target.kind });
   try {
     // A failed check is data: returned, not thrown. Only runner failures throw (no retries are configured).
-    return await runFromEvent(kind, { ...shared, namespace, checkName });
+    return await runFromEvent(target, shared);
   } finally {
     logger.resetKeys();
   }

@@ -105,7 +105,7 @@ export const run: CliCommand = {
     }
     const { logLevel, killAtPhase, ...options } = plan.options;
     const log = loggerFor(logLevel);
-    log.appendPersistentKeys({ check: options.checkName, namespace: options.namespace });
+    log.appendPersistentKeys({ check: options.target.name, namespace: options.target.namespace });
     return runCommand({
       ...options,
       takeOver: takeOverSetting({ flags: values, env: ctx.env }),

@@ -1,21 +1,14 @@
 import type { BatchEntry } from '../batch/batch-entry.ts';
 import { checkResultJson } from '../batch/batch-result.ts';
 import { runBatchInSession } from '../batch/run-batch.ts';
-import { khjobRun, runResultJson } from '../commands/job-run.ts';
+import { runResultJson } from '../commands/job-run.ts';
 import { SINGLE_RUN } from '../commands/run-batch.ts';
-import type { RunKind } from '../config/run-check-event.ts';
-import { runHealthCheck } from '../healthcheck/run-healthcheck.ts';
-import type { JobRunResult } from '../job/run-khjob.ts';
+import type { RunTarget } from '../core/run-target.ts';
 import { JobNotFoundError } from '../job/run-khjob.ts';
+import type { RunResult, TargetRun } from '../kinds/kind.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
-import { type RunCheckOptions, runCheck } from '../run/invocation.ts';
-import { sessionSettings } from '../run/runner-session.ts';
-
-/** The runner of each kind: the engine `khrun run --check`, `--job` and `--healthcheck` use. */
-export function runnerFor(kind: RunKind, name: string): (opts: RunCheckOptions) => Promise<JobRunResult> {
-  if (kind === 'khjob') return khjobRun(name);
-  return kind === 'healthcheck' ? runHealthCheck : runCheck;
-}
+import { runTarget } from '../session/run-target.ts';
+import type { SessionSettings } from '../session/session.ts';
 
 /** What a runCheck invocation returns: `khrun run --output json`'s object, or not-found. */
 export type RunInvocationJson = ReturnType<typeof runResultJson> | NotFoundJson;
@@ -25,22 +18,23 @@ interface NotFoundJson {
   reason: string;
 }
 
+type RunOne = (settings: SessionSettings, run: TargetRun) => Promise<RunResult>;
+
 /**
- * One runCheck invocation: the object of the event's kind, run as `khrun run` runs it. A failed check is
- * data (returned, with `khrun run`'s JSON); a missing object is `not-found`, returned too, so a deleted
- * check's queued invocation is no error. Only runner failures throw: the invocation fails, visibly.
+ * One runCheck invocation: the event's object, run as `khrun run` runs it. A failed check is data
+ * (returned, with `khrun run`'s JSON); a missing object is `not-found`, returned too, so a deleted check's
+ * queued invocation is no error. Only runner failures throw: the invocation fails, visibly.
  */
 export async function runFromEvent(
-  kind: RunKind,
-  opts: RunCheckOptions,
-  run: (opts: RunCheckOptions) => Promise<JobRunResult> = runnerFor(kind, opts.checkName),
+  target: RunTarget,
+  settings: SessionSettings & { signal: AbortSignal },
+  run: RunOne = runTarget,
 ): Promise<RunInvocationJson> {
-  const ref = { namespace: opts.namespace, name: opts.checkName };
   try {
-    return runResultJson(await run(opts), ref);
+    return runResultJson(await run(settings, { target, signal: settings.signal }), target);
   } catch (error) {
     if (error instanceof CheckNotFoundError || error instanceof JobNotFoundError)
-      return { check: `${ref.namespace}/${ref.name}`, result: 'not-found', reason: error.message };
+      return { check: `${target.namespace}/${target.name}`, result: 'not-found', reason: error.message };
     throw error;
   }
 }
@@ -53,10 +47,8 @@ export async function runFromEvent(
  * invocation's result too, and a run left open by a failure is adopted by the next invocation.
  */
 export async function runBatchFromEvent(
-  opts: Omit<RunCheckOptions, 'namespace' | 'checkName' | 'adapt' | 'onPhase' | 'timings'> & {
-    checks: BatchEntry[];
-  },
+  opts: SessionSettings & { signal: AbortSignal; checks: BatchEntry[] },
 ): Promise<{ checks: object[] }> {
-  const results = await runBatchInSession({ ...sessionSettings(opts), signal: opts.signal }, opts.checks);
+  const results = await runBatchInSession(opts, opts.checks);
   return { checks: results.map((r) => checkResultJson(r, SINGLE_RUN)) };
 }

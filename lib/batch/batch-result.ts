@@ -1,5 +1,5 @@
 import { EXIT } from '../core/exit-codes.ts';
-import type { IterationResult } from '../run/iteration.ts';
+import type { RunResult } from '../kinds/kind.ts';
 import { type BatchEntry, entryLabel } from './batch-entry.ts';
 
 /**
@@ -8,7 +8,7 @@ import { type BatchEntry, entryLabel } from './batch-entry.ts';
  * fault is its own entry and never the batch's.
  */
 export type CheckOutcome =
-  | { kind: 'ran'; result: IterationResult }
+  | { kind: 'ran'; result: RunResult }
   | { kind: 'not-found'; reason: string }
   | { kind: 'failed'; error: string }
   /** Queued behind the concurrency bound when the invocation was stopped: never claimed, nothing to adopt. */
@@ -21,8 +21,8 @@ export interface BatchCheckResult {
 
 /** How a single run's result maps to an exit code and a JSON object (lib/commands/exit-codes.ts). */
 export interface RunResultMapping {
-  exitCode: (result: IterationResult) => number;
-  json: (result: IterationResult, ref: BatchEntry) => object;
+  exitCode: (result: RunResult) => number;
+  json: (result: RunResult, ref: BatchEntry) => object;
 }
 
 /**

@@ -3,18 +3,13 @@ import { type Log, logWithKeys } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
 import type { RunTimings } from '../run/assess.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
-import {
-  openRunnerSession,
-  type RunnerSession,
-  type SessionSettings,
-  sessionSettings,
-} from '../run/runner-session.ts';
+import { openSession, type Session, type SessionSettings } from '../session/session.ts';
 import { BATCH_CONCURRENCY, type BatchEntry } from './batch-entry.ts';
 import { type BatchCheckResult, batchTally, type CheckOutcome } from './batch-result.ts';
 
 export interface BatchRunDeps {
-  /** The session every check runs in: one API client, one report endpoint (lib/run/runner-session.ts). */
-  session: Pick<RunnerSession, 'run'>;
+  /** The session every check runs in: one API client, one report endpoint (lib/session/session.ts). */
+  session: Pick<Session, 'run'>;
   log: Log;
   /** The invocation's: SIGTERM, or the end of its time budget. Every check's own signal follows it. */
   signal: AbortSignal;
@@ -71,8 +66,7 @@ async function runOne(
   running.add(own);
   try {
     const result = await deps.session.run({
-      namespace: check.namespace,
-      checkName: check.name,
+      target: { kind: 'khcheck', namespace: check.namespace, name: check.name },
       signal: own.signal,
       timings: deps.timings,
       log,
@@ -98,10 +92,7 @@ export async function runBatchInSession(
   opts: SessionSettings & Omit<BatchRunDeps, 'session'>,
   checks: readonly BatchEntry[],
 ): Promise<BatchCheckResult[]> {
-  const session = await openRunnerSession({
-    ...sessionSettings(opts),
-    namespaces: checks.map((c) => c.namespace),
-  });
+  const session = await openSession({ ...opts, namespaces: checks.map((c) => c.namespace) });
   try {
     return await runBatch({ ...opts, session }, checks);
   } finally {

@@ -9,9 +9,9 @@ import { runBatchInSession } from '../batch/run-batch.ts';
 import { EXIT } from '../core/exit-codes.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
 import { loggableError } from '../kube/errors.ts';
-import { type SessionSettings, sessionSettings } from '../run/runner-session.ts';
+import type { SessionSettings } from '../session/session.ts';
 import { formatDocument } from './document.ts';
-import { exitCodeFor, resultJson } from './exit-codes.ts';
+import { runExitCode, runResultJson } from './job-run.ts';
 import { type CommandOutput, runResultText } from './run.ts';
 
 export interface BatchCommandOptions extends SessionSettings, CommandOutput {
@@ -22,7 +22,7 @@ export interface BatchCommandOptions extends SessionSettings, CommandOutput {
 }
 
 /** A check's result in a batch maps as `khrun run --check` maps it alone. */
-export const SINGLE_RUN: RunResultMapping = { exitCode: exitCodeFor, json: resultJson };
+export const SINGLE_RUN: RunResultMapping = { exitCode: runExitCode, json: runResultJson };
 
 /**
  * `khrun run` with many khchecks: one runner session (one API client, one report endpoint) drives them all
@@ -36,7 +36,7 @@ export async function runBatchCommand(opts: BatchCommandOptions): Promise<number
   try {
     results = await runBatchInSession(
       {
-        ...sessionSettings(opts),
+        ...opts,
         signal: opts.signal,
         onPhase:
           opts.progress || opts.onPhase

@@ -1,13 +1,13 @@
 import { EXIT } from '../core/exit-codes.ts';
+import type { RunTarget } from '../core/run-target.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
-import { runHealthCheck } from '../healthcheck/run-healthcheck.ts';
 import { JobNotFoundError } from '../job/run-khjob.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
-import { runCheck } from '../run/invocation.ts';
-import { type SessionSettings, sessionSettings } from '../run/runner-session.ts';
+import { runTarget } from '../session/run-target.ts';
+import type { SessionSettings } from '../session/session.ts';
 import { formatDocument } from './document.ts';
-import { khjobRun, runExitCode, runResultJson } from './job-run.ts';
+import { runExitCode, runResultJson } from './job-run.ts';
 
 /** How a run command prints: the format, the writer of its result, and a person's progress lines. */
 export interface CommandOutput {
@@ -18,17 +18,13 @@ export interface CommandOutput {
 }
 
 /**
- * `khrun run` for one object. The session settings (runner-session.ts) include where checker pods report
+ * `khrun run` for one object. The session settings (lib/session/session.ts) include where checker pods report
  * (lib/config/report-address.ts decides) and takeOver: run even a check a Kuberhealthy runs (--take-over,
  * KHRUN_TAKE_OVER); else such a run is refused, exit 2.
  */
 export interface RunCommandOptions extends SessionSettings, CommandOutput {
-  namespace: string;
-  checkName: string;
-  /** Set for a khjob's run (`--job`): checkName is then the khjob's name. */
-  jobName?: string;
-  /** Set for a HealthCheck's run (`--healthcheck`): checkName is then the HealthCheck's name. */
-  healthCheck?: boolean;
+  /** The object to run: a khcheck (`--check`), a khjob (`--job`) or a HealthCheck (`--healthcheck`). */
+  target: RunTarget;
   signal: AbortSignal;
   /** Called at each phase of the iteration (claimed, pod created, ...), independently of progress. */
   onPhase?: (phase: string, extra?: Record<string, unknown>) => void;
@@ -38,11 +34,9 @@ export interface RunCommandOptions extends SessionSettings, CommandOutput {
 export async function runCommand(opts: RunCommandOptions): Promise<number> {
   const startedMs = Date.now();
   try {
-    const run = opts.jobName ? khjobRun(opts.jobName) : opts.healthCheck ? runHealthCheck : runCheck;
-    const result = await run({
-      ...sessionSettings(opts),
-      namespace: opts.namespace,
-      checkName: opts.checkName,
+    const { target } = opts;
+    const result = await runTarget(opts, {
+      target,
       signal: opts.signal,
       onPhase:
         opts.progress || opts.onPhase
@@ -54,7 +48,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
             }
           : undefined,
     });
-    const json = runResultJson(result, { namespace: opts.namespace, name: opts.checkName });
+    const json = runResultJson(result, target);
     opts.write(opts.output === 'text' ? runResultText(json) : formatDocument(json, opts.output));
     return runExitCode(result);
   } catch (error) {
@@ -64,7 +58,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
     }
     opts.log.error('runner failed', { error: loggableError(error) });
     opts.write(
-      `khrun: run of ${opts.namespace}/${opts.checkName} failed: ${safe(error instanceof Error ? error.message : String(error), { keepNewlines: true })}`,
+      `khrun: run of ${opts.target.namespace}/${opts.target.name} failed: ${safe(error instanceof Error ? error.message : String(error), { keepNewlines: true })}`,
     );
     return EXIT.runnerError;
   }

@@ -12,7 +12,7 @@ import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import type { ReportKey } from '../report/report-token.ts';
 import type { Route } from '../report/routes.ts';
 import { startServe } from '../report/shared-server.ts';
-import { runCheck } from '../run/invocation.ts';
+import { runTarget } from '../session/run-target.ts';
 import type { MetricsOptions } from '../status/error-label.ts';
 import { startHealthCheckCache } from '../status/healthcheck-cache.ts';
 import { startStateCache } from '../status/state-cache.ts';
@@ -20,7 +20,7 @@ import { statusRoutes } from '../status/status-routes.ts';
 import { TRIGGER_PATH } from '../trigger/gate.ts';
 import { triggerRoute } from '../trigger/trigger-route.ts';
 import { triggerRuns } from '../trigger/trigger-runs.ts';
-import { resultJson } from './exit-codes.ts';
+import { runResultJson } from './job-run.ts';
 
 export interface ServeTriggerOptions {
   token: string;
@@ -130,23 +130,26 @@ function serveTrigger(opts: ServeCommandOptions, trigger: ServeTriggerOptions, r
     maxWaitMs: trigger.maxWaitMs,
     log: opts.log,
     outcomeJson: (result, target) =>
-      resultJson(result, { namespace: target.namespace, name: target.checkName }),
+      runResultJson(result, { namespace: target.namespace, name: target.checkName }),
     start: (target, hooks) =>
-      runCheck({
-        kc: opts.kc,
-        client,
-        namespace: target.namespace,
-        checkName: target.checkName,
-        runner: opts.identity,
-        report: { kind: 'external', url: reportingUrl(), key: trigger.reportKey },
-        signal: hooks.signal,
-        log: opts.log,
-        leaseMs: trigger.leaseMs,
-        keepFinishedPods: trigger.keepFinishedPods,
-        onPhase: (phase) => {
-          if (phase === 'claimed' || phase === 'adopted') hooks.onClaimed(phase === 'adopted');
+      runTarget(
+        {
+          kc: opts.kc,
+          client,
+          runner: opts.identity,
+          report: { kind: 'external', url: reportingUrl(), key: trigger.reportKey },
+          log: opts.log,
+          leaseMs: trigger.leaseMs,
+          keepFinishedPods: trigger.keepFinishedPods,
         },
-      }),
+        {
+          target: { kind: 'khcheck', namespace: target.namespace, name: target.checkName },
+          signal: hooks.signal,
+          onPhase: (phase) => {
+            if (phase === 'claimed' || phase === 'adopted') hooks.onClaimed(phase === 'adopted');
+          },
+        },
+      ),
   });
   const route = triggerRoute({
     gate: { auth: { kind: 'bearer', token: trigger.token }, scope: opts.scope, canWait: true },

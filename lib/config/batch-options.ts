@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { BatchEntry } from '../batch/batch-entry.ts';
 import type { LogLevel } from '../core/log.ts';
-import type { ReportHosting } from '../run/invocation.ts';
+import type { ReportHosting } from '../report/report-hosting.ts';
 import { BATCH_ENV, batchFromEvent, batchFromJson, batchFromNames } from './batch-checks.ts';
 import type { ClusterAccess } from './cluster-access.ts';
 import { identity } from './common.ts';

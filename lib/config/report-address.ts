@@ -1,5 +1,5 @@
+import type { ReportHosting } from '../report/report-hosting.ts';
 import type { ReportKey } from '../report/report-token.ts';
-import type { ReportHosting } from '../run/invocation.ts';
 import { ConfigError } from './config-error.ts';
 import { reportHostFromKubeconfig } from './kubeconfig-report-host.ts';
 import { reportKey } from './report-key.ts';

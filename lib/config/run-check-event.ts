@@ -1,8 +1,9 @@
+import { KIND_NAMES, type KindName } from '../core/run-target.ts';
 import { ConfigError } from './config-error.ts';
 
 /** What a runCheck invocation runs: a v2 khcheck, a v2 khjob (once) or a Kuberhealthy v3 HealthCheck. */
-export const RUN_KINDS = ['khcheck', 'khjob', 'healthcheck'] as const;
-export type RunKind = (typeof RUN_KINDS)[number];
+const RUN_KINDS = KIND_NAMES;
+type RunKind = KindName;
 
 /**
  * The runCheck Lambda's event: from the tick, the trigger, a schedule rule's input or `aws lambda invoke`.

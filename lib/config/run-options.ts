@@ -1,7 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogLevel } from '../core/log.ts';
+import type { KindName, RunTarget } from '../core/run-target.ts';
+import type { ReportHosting } from '../report/report-hosting.ts';
 import type { ReportKey } from '../report/report-token.ts';
-import type { ReportHosting } from '../run/invocation.ts';
 import { ITERATION_DEFAULTS } from '../run/iteration.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
@@ -13,31 +14,27 @@ import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } 
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
 import { reportKey } from './report-key.ts';
 import type { ParameterKeyText } from './report-key-parameter.ts';
-import { eventFieldOf, type RunEventFlags, type RunKind, runEventFlags } from './run-check-event.ts';
+import { eventFieldOf, type RunEventFlags, runEventFlags } from './run-check-event.ts';
 import { type ConfigInput, type Env, type Setting, setting } from './setting.ts';
 import { integer, oneOf, required, secondsMs } from './values.ts';
 
 /** What one iteration needs from configuration, the same for `khrun run` and the runCheck Lambda. */
-interface IterationSettings {
-  checkName: string;
-  /** The lease a runner holds on its run: KHRUN_LEASE_SECONDS, default 150 (ITERATION_DEFAULTS: why). */
-  leaseMs: number;
-  /** Finished checker pods kept per check: KHRUN_KEEP_FINISHED_PODS, 0-10 (undefined: ITERATION_DEFAULTS, 3). */
-  keepFinishedPods: number | undefined;
-  logLevel: LogLevel;
-}
+type IterationSettings = ReturnType<typeof runnerSettings>;
 
-function iterationSettings(
-  input: ConfigInput<{ check?: string; [flag: string]: string | boolean | undefined }>,
-  jobName?: string,
-) {
+/** The object to run, but its namespace: a khjob or HealthCheck when one is named, else CHECK_NAME's khcheck. */
+function objectToRun(input: ConfigInput<{ check?: string; [flag: string]: string | boolean | undefined }>): {
+  kind: KindName;
+  name: string;
+} {
+  const hcName = healthCheckName(input);
+  const jobName = khjobName(input);
+  if (jobName) return { kind: 'khjob', name: jobName };
+  if (hcName) return { kind: 'healthcheck', name: hcName };
   const name = setting(input, { flags: ['check'], env: ['CHECK_NAME'] });
-  const settings: IterationSettings = {
-    checkName:
-      jobName ?? objectName(required(name, 'the name of the khcheck to run'), name.source, 'khcheck'),
-    ...runnerSettings(input),
+  return {
+    kind: 'khcheck',
+    name: objectName(required(name, 'the name of the khcheck to run'), name.source, 'khcheck'),
   };
-  return settings;
 }
 
 /**
@@ -85,14 +82,11 @@ export interface RunFlags extends KubeconfigFlags, ReportFlags {
 
 export interface RunOptions extends IterationSettings {
   kc: KubeConfig;
-  namespace: string;
+  /** The object to run (--check, --job, --healthcheck, else CHECK_NAME, KHJOB_NAME, HEALTHCHECK_NAME). */
+  target: RunTarget;
   runner: string;
   report: ReportHosting;
   output: 'text' | 'json' | 'yaml';
-  /** Set when the run is a khjob's (--job, KHJOB_NAME): checkName is then the khjob's name. */
-  jobName?: string;
-  /** Set when the run is a HealthCheck's (--healthcheck, HEALTHCHECK_NAME): checkName is then its name. */
-  healthCheck?: boolean;
   /** Fault-suite failpoint (unset in production): SIGKILL the process when the iteration reaches this phase. */
   killAtPhase: string | undefined;
 }
@@ -102,9 +96,8 @@ export interface RunOptions extends IterationSettings {
  * namespace; -A and a comma list are refused.
  */
 export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
-  const hcName = healthCheckName(input);
-  const jobName = khjobName(input);
-  const settings = iterationSettings(input, jobName ?? hcName);
+  const object = objectToRun(input);
+  const settings = runnerSettings(input);
   const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text');
   const namespaceSetting = oneNamespaceSetting(input, 'a run is one check in one namespace');
   const report = reportSettings(input);
@@ -113,19 +106,18 @@ export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
   return {
     ...settings,
     kc: kube.kc,
-    namespace: checkNamespace(namespaceSetting, kube.contextNamespace),
+    target: { ...object, namespace: checkNamespace(namespaceSetting, kube.contextNamespace) },
     runner: identity(input, 'khrun'),
     report: reportHosting(report, { files: kube.files, clusterName: kube.kc.getCurrentCluster()?.name }),
     output,
-    ...(jobName ? { jobName } : {}),
-    ...(hcName ? { healthCheck: true } : {}),
     killAtPhase: setting(input, { env: ['KHRUN_FAILPOINT_KILL_AT'] }).text,
   };
 }
 
 export interface LambdaRunCheckOptions extends IterationSettings {
   cluster: ClusterAccess;
-  namespace: string;
+  /** The object to run: the event's kind (else KHJOB_NAME or HEALTHCHECK_NAME, else a khcheck) and names. */
+  target: RunTarget;
   /**
    * A Lambda hosts no endpoint: checker pods report to the report function's URL, signed for each run
    * with the report key when one is set (KHRUN_REPORT_KEY_PARAMETER's, else KHRUN_REPORT_KEY(_FILE); the
@@ -134,8 +126,6 @@ export interface LambdaRunCheckOptions extends IterationSettings {
   report: { kind: 'external'; url: string; key?: ReportKey };
   /** The iteration stops this long before the function's timeout: KHRUN_BUDGET_MARGIN_SECONDS, default 30. */
   budgetMarginMs: number;
-  /** What checkName names (the event's kind, else KHJOB_NAME or HEALTHCHECK_NAME, else a khcheck). */
-  kind: RunKind;
 }
 
 /**
@@ -153,14 +143,12 @@ export function lambdaRunCheckOptions(input: {
     env: input.env,
     flagLabel: eventFieldOf,
   };
-  const hcName = healthCheckName(config);
-  const jobName = khjobName(config);
-  const settings = iterationSettings(config, jobName ?? hcName);
+  const object = objectToRun(config);
+  const settings = runnerSettings(config);
   const namespace = checkNamespace(setting(config, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV }));
   return {
     ...settings,
-    kind: jobName ? 'khjob' : hcName ? 'healthcheck' : 'khcheck',
-    namespace,
+    target: { ...object, namespace },
     ...lambdaRunnerSettings(config, input.keyParameter),
   };
 }

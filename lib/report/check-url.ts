@@ -15,6 +15,14 @@ export const CHECK_PATH = '/check';
 /** The query parameter holding `/<namespace>/<check>/<run UUID>/<deadline ms>/<mac>` (report-token.ts). */
 export const CHECK_TOKEN_PARAM = 'khrun';
 
+/** A report URL's /check twin: v3's client takes no other path, so a configured path prefix is dropped. */
+export function checkUrlOf(reportUrl: string): string {
+  const url = new URL(reportUrl);
+  url.pathname = CHECK_PATH;
+  url.search = '';
+  return url.toString();
+}
+
 /** base: the /check URL as pods reach it (`http://host:port/check`). */
 export function signedCheckUrl(base: string, key: ReportKey, run: RunRef): string {
   const url = new URL(base);

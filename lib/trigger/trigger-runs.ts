@@ -1,15 +1,15 @@
 import { abortableDelay } from '../core/abort.ts';
 import { type Log, logWithKeys } from '../core/log.ts';
+import type { RunResult } from '../kinds/kind.ts';
 import { loggableError } from '../kube/errors.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
-import type { IterationResult } from '../run/iteration.ts';
 import type { GateStatus, TriggerTarget } from './gate.ts';
 
 /** Starts one iteration of a check; calls onClaimed once the run is claimed (or adopted) in its khstate. */
 export type StartRun = (
   target: { namespace: string; checkName: string },
   hooks: { signal: AbortSignal; onClaimed: (adopted: boolean) => void },
-) => Promise<IterationResult>;
+) => Promise<RunResult>;
 
 export interface TriggerRunsOptions {
   start: StartRun;
@@ -22,7 +22,7 @@ export interface TriggerRunsOptions {
   /** Retry-After of 429 and 503, in seconds (default 5). */
   retryAfterSeconds?: number;
   /** The answer's body for a run that finished while the request was held (the CLI's --output json). */
-  outcomeJson: (result: IterationResult, target: TriggerTarget) => Record<string, unknown>;
+  outcomeJson: (result: RunResult, target: TriggerTarget) => Record<string, unknown>;
   log: Log;
 }
 
@@ -47,7 +47,7 @@ export interface TriggerRuns {
 
 type Started =
   | { kind: 'claimed'; adopted: boolean }
-  | { kind: 'finished'; result: IterationResult }
+  | { kind: 'finished'; result: RunResult }
   | { kind: 'failed'; error: unknown }
   | { kind: 'pending' };
 
@@ -87,7 +87,7 @@ export function triggerRuns(opts: TriggerRunsOptions): TriggerRuns {
   ): TriggerAnswer => ({ status, body: { check, accepted: false, ...fields }, headers });
 
   /** A run that ended while its request was held: busy elsewhere 409, cut short 503, else its outcome. */
-  function finished(result: IterationResult, target: TriggerTarget): TriggerAnswer {
+  function finished(result: RunResult, target: TriggerTarget): TriggerAnswer {
     const check = `${target.namespace}/${target.checkName}`;
     if (result.kind === 'busy') return answer(409, check, { accepted: false, reason: result.reason });
     const json = { accepted: true, ...opts.outcomeJson(result, target) };

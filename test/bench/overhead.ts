@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, VersionApi } from '@kubernetes/client-node';
 import { runPodsSelector } from '../../lib/check/run-label.ts';
 import { silentLog } from '../../lib/core/log.ts';
-import { runCheck } from '../../lib/run/invocation.ts';
+import { runTarget } from '../../lib/session/run-target.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL } from '../../lib/state/resources.ts';
 import { countRequests, type RequestCount, waitForAuditFlush } from './audit.ts';
 import type { BenchCluster } from './bench-cluster.ts';
@@ -78,18 +78,21 @@ export async function measureIteration(
 ): Promise<IterationSample> {
   const phases: Record<string, number> = {};
   const t0 = Date.now();
-  const result = await runCheck({
-    kc: runner.kc,
-    namespace: bench.namespace,
-    checkName: check,
-    runner: 'bench-runner',
-    report: { kind: 'hosted', host: bench.cluster.hostIp, port: 0 },
-    signal: new AbortController().signal,
-    log: silentLog,
-    onPhase: (phase) => {
-      phases[phase] ??= Date.now();
+  const result = await runTarget(
+    {
+      kc: runner.kc,
+      runner: 'bench-runner',
+      report: { kind: 'hosted', host: bench.cluster.hostIp, port: 0 },
+      log: silentLog,
     },
-  });
+    {
+      target: { kind: 'khcheck', namespace: bench.namespace, name: check },
+      signal: new AbortController().signal,
+      onPhase: (phase) => {
+        phases[phase] ??= Date.now();
+      },
+    },
+  );
   const tEnd = Date.now();
   if (result.kind !== 'recorded' || result.outcome.kind !== 'Succeeded') {
     throw new Error(`bench iteration did not succeed: ${JSON.stringify(result)}`);

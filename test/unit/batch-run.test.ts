@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { BatchEntry } from '../../lib/batch/batch-entry.ts';
 import { runBatch } from '../../lib/batch/run-batch.ts';
 import type { Log } from '../../lib/core/log.ts';
+import type { TargetRun } from '../../lib/kinds/kind.ts';
 import { CheckNotFoundError } from '../../lib/run/errors.ts';
 import type { IterationResult } from '../../lib/run/iteration.ts';
-import type { SessionRun } from '../../lib/run/runner-session.ts';
 import { OutcomeKind } from '../../lib/state/outcome-kind.ts';
 
 // The batch driver over a scripted session (the real session is exercised end to end by
@@ -25,7 +25,8 @@ function scriptedSession() {
   const finished: string[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  const run = async (check: SessionRun): Promise<IterationResult> => {
+  const run = async (run: TargetRun): Promise<IterationResult> => {
+    const check = { ...run, namespace: run.target.namespace, checkName: run.target.name };
     signals.set(check.checkName, check.signal);
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);

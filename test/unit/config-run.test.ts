@@ -71,13 +71,12 @@ describe('run options: the CLI and the runCheck Lambda agree', () => {
     const fromLambda = lambda({});
     for (const options of [fromCli, fromLambda]) {
       expect(options).toMatchObject({
-        checkName: 'c',
-        namespace: 'default',
+        target: { kind: 'khcheck', name: 'c', namespace: 'default' },
         leaseMs: 150_000,
         logLevel: 'INFO',
       });
     }
-    expect(lambda({}, { checkName: 'c', namespace: 'ns' }).namespace).toBe('ns');
+    expect(lambda({}, { checkName: 'c', namespace: 'ns' }).target.namespace).toBe('ns');
     expect(fromLambda.budgetMarginMs).toBe(30_000);
   });
 
@@ -91,7 +90,7 @@ describe('run options: the CLI and the runCheck Lambda agree', () => {
 
   it('reads the same variables the same way', () => {
     const env = { KHRUN_LEASE_SECONDS: '12.5', CHECK_NAMESPACE: 'team-b', POWERTOOLS_LOG_LEVEL: 'debug' };
-    const expected = { namespace: 'team-b', leaseMs: 12_500, logLevel: 'DEBUG' };
+    const expected = { target: { namespace: 'team-b' }, leaseMs: 12_500, logLevel: 'DEBUG' };
     expect(cli(env)).toMatchObject(expected);
     expect(lambda(env)).toMatchObject(expected);
     expect(cli({ KH_EXTERNAL_REPORTING_URL: REPORT_URL }).report).toEqual({
@@ -103,17 +102,17 @@ describe('run options: the CLI and the runCheck Lambda agree', () => {
 
   it('check namespace: the flag, else CHECK_NAMESPACE, else the context namespace (CLI only), else default', () => {
     const withContext = (env: Record<string, string>, flags: Record<string, string> = {}) =>
-      cli({ KUBECONFIG: teamA.path, ...env }, flags).namespace;
+      cli({ KUBECONFIG: teamA.path, ...env }, flags).target.namespace;
     expect(withContext({}, { namespace: 'flag-ns' })).toBe('flag-ns');
     expect(withContext({ CHECK_NAMESPACE: 'env-ns' }, { namespace: 'flag-ns' })).toBe('flag-ns');
     expect(withContext({ CHECK_NAMESPACE: 'env-ns' })).toBe('env-ns');
     expect(withContext({})).toBe('team-a');
-    expect(cli({}).namespace).toBe('default');
+    expect(cli({}).target.namespace).toBe('default');
     // The event's namespace is the flag's counterpart; a Lambda has no kubeconfig context.
-    expect(lambda({ CHECK_NAMESPACE: 'env-ns' }, { checkName: 'c', namespace: 'event-ns' }).namespace).toBe(
-      'event-ns',
-    );
-    expect(lambda({ CHECK_NAMESPACE: 'env-ns' }).namespace).toBe('env-ns');
+    expect(
+      lambda({ CHECK_NAMESPACE: 'env-ns' }, { checkName: 'c', namespace: 'event-ns' }).target.namespace,
+    ).toBe('event-ns');
+    expect(lambda({ CHECK_NAMESPACE: 'env-ns' }).target.namespace).toBe('env-ns');
   });
 
   it('validates settings that need no cluster before reading the kubeconfig', () => {
@@ -162,7 +161,7 @@ describe('run options: the CLI and the runCheck Lambda agree', () => {
 
 describe('run: -n is one namespace, -A is an error, -o text|json|yaml', () => {
   it('takes -n NS; a comma list and -A say a run is one check', () => {
-    expect(cli({}, { namespace: 'team-b' }).namespace).toBe('team-b');
+    expect(cli({}, { namespace: 'team-b' }).target.namespace).toBe('team-b');
     const list = configError(() => cli({}, { namespace: 'a,b' }));
     expect(list.setting).toBe('--namespace');
     expect(list.message).toBe(

@@ -10,12 +10,15 @@ const env = { KUBECONFIG: plain.path, KHRUN_REPORT_HOST: '10.0.0.1' };
 
 describe('khrun run --job', () => {
   it('names the khjob by flag or KHJOB_NAME; the engine runs it under its name', () => {
-    expect(runOptions({ flags: { job: 'migrate' }, env })).toMatchObject({
-      jobName: 'migrate',
-      checkName: 'migrate',
+    expect(runOptions({ flags: { job: 'migrate' }, env }).target).toMatchObject({
+      kind: 'khjob',
+      name: 'migrate',
     });
-    expect(runOptions({ flags: {}, env: { ...env, KHJOB_NAME: 'from-env' } }).jobName).toBe('from-env');
-    expect(runOptions({ flags: { check: 'dns' }, env }).jobName).toBeUndefined();
+    expect(runOptions({ flags: {}, env: { ...env, KHJOB_NAME: 'from-env' } }).target).toMatchObject({
+      kind: 'khjob',
+      name: 'from-env',
+    });
+    expect(runOptions({ flags: { check: 'dns' }, env }).target.kind).toBe('khcheck');
   });
 
   it.each([

@@ -1,17 +1,20 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { gateCheckEvent } from '../../lib/aws/check-event.ts';
 import { invokeAsync, lambdaDispatcher, runCheckEventFor } from '../../lib/aws/lambda-invoke.ts';
-import { runFromEvent, runnerFor } from '../../lib/aws/run-from-event.ts';
+import { runFromEvent } from '../../lib/aws/run-from-event.ts';
 import { ConfigError } from '../../lib/config/config-error.ts';
 import { runEventFlags } from '../../lib/config/run-check-event.ts';
 import { lambdaRunCheckOptions } from '../../lib/config/run-options.ts';
-import { runHealthCheck } from '../../lib/healthcheck/run-healthcheck.ts';
 import { JobNotFoundError } from '../../lib/job/run-khjob.ts';
+import { healthCheckKind } from '../../lib/kinds/healthcheck.ts';
+import { khcheckKind } from '../../lib/kinds/khcheck.ts';
+import { khjobKind } from '../../lib/kinds/khjob.ts';
+import { kindOf } from '../../lib/kinds/registry.ts';
 import type { ReportAccess } from '../../lib/report/authorize-report.ts';
 import { signedCheckUrl } from '../../lib/report/check-url.ts';
 import { randomReportKey } from '../../lib/report/report-token.ts';
 import { CheckNotFoundError } from '../../lib/run/errors.ts';
-import { type RunCheckOptions, runCheck } from '../../lib/run/invocation.ts';
+import type { SessionSettings } from '../../lib/session/session.ts';
 import { kubeconfigFile } from './fakes/kubeconfig-file.ts';
 
 // The runCheck Lambda runs khchecks, khjobs and HealthChecks from one typed event: what the tick sends for
@@ -39,14 +42,14 @@ describe('the runCheck event', () => {
     [{ kind: 'khjob', checkName: 'c', namespace: 'ns' }, 'khjob'],
     [{ kind: 'healthcheck', checkName: 'c', namespace: 'ns' }, 'healthcheck'],
   ])('%j runs a %s', (event, kind) => {
-    expect(options(event)).toMatchObject({ kind, checkName: 'c', namespace: 'ns' });
+    expect(options(event).target).toEqual({ kind, name: 'c', namespace: 'ns' });
   });
 
   it('the tick sends each kind it dispatches, and the event it sends is read back as that kind', () => {
     for (const kind of ['khjob', 'healthcheck'] as const) {
       const event = runCheckEventFor({ namespace: 'ns', name: 'x', timeoutMs: 1, kind });
       expect(event).toEqual({ kind, checkName: 'x', namespace: 'ns' });
-      expect(options(event).kind).toBe(kind);
+      expect(options(event).target.kind).toBe(kind);
     }
     expect(runCheckEventFor({ namespace: 'ns', name: 'x', timeoutMs: 1 }).kind).toBe('khcheck');
   });
@@ -123,26 +126,25 @@ describe('the runCheck event', () => {
     const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {}, id: 'x' };
     expect(runEventFlags(scheduled)).toEqual({});
     expect(lambdaRunCheckOptions({ event: scheduled, env: { ...env, HEALTHCHECK_NAME: 'h' } })).toMatchObject(
-      {
-        kind: 'healthcheck',
-        checkName: 'h',
-      },
+      { target: { kind: 'healthcheck', name: 'h' } },
     );
   });
 });
 
 describe('the runner each kind reaches', () => {
-  it('khcheck: runCheck; healthcheck: runHealthCheck; khjob: the khjob runner for that name', () => {
-    expect(runnerFor('khcheck', 'c')).toBe(runCheck);
-    expect(runnerFor('healthcheck', 'c')).toBe(runHealthCheck);
-    expect([runCheck, runHealthCheck]).not.toContain(runnerFor('khjob', 'j'));
+  it('each kind is looked up once in the registry: khcheck, healthcheck and khjob each reach their own adapter', () => {
+    expect(kindOf('khcheck')).toBe(khcheckKind);
+    expect(kindOf('healthcheck')).toBe(healthCheckKind);
+    expect(kindOf('khjob')).toBe(khjobKind);
+    expect(new Set([khcheckKind, healthCheckKind, khjobKind].map((k) => k.run)).size).toBe(3);
   });
 
-  const opts = { namespace: 'ns', checkName: 'c' } as RunCheckOptions;
+  const opts = { signal: new AbortController().signal } as SessionSettings & { signal: AbortSignal };
+  const target = (kind: 'khcheck' | 'khjob' | 'healthcheck') => ({ kind, namespace: 'ns', name: 'c' });
 
   it("returns `khrun run`'s JSON; a missing object of any kind is not-found, returned; other errors throw", async () => {
     const recorded = await runFromEvent(
-      'healthcheck',
+      target('healthcheck'),
       opts,
       async () =>
         ({
@@ -152,20 +154,20 @@ describe('the runner each kind reaches', () => {
         }) as never,
     );
     expect(recorded).toMatchObject({ check: 'ns/c', result: 'recorded', kind: 'Succeeded', ok: true });
-    const ran = await runFromEvent('khjob', opts, async () => ({
+    const ran = await runFromEvent(target('khjob'), opts, async () => ({
       kind: 'already-ran',
       runUuid: 'u',
       reason: 'ran',
     }));
     expect(ran).toEqual({ check: 'ns/c', result: 'already-ran', reason: 'ran' });
     for (const missing of [new CheckNotFoundError('ns', 'c'), new JobNotFoundError('ns', 'c')]) {
-      const notFound = await runFromEvent('khjob', opts, async () => {
+      const notFound = await runFromEvent(target('khjob'), opts, async () => {
         throw missing;
       });
       expect(notFound).toMatchObject({ check: 'ns/c', result: 'not-found', reason: missing.message });
     }
     await expect(
-      runFromEvent('healthcheck', opts, async () => {
+      runFromEvent(target('healthcheck'), opts, async () => {
         throw new Error('api down');
       }),
     ).rejects.toThrow('api down');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type NotFoundData, NotFoundError } from '../../lib/core/not-found.ts';
-import { HealthCheckNotFoundError } from '../../lib/healthcheck/run-healthcheck.ts';
+import { HealthCheckNotFoundError } from '../../lib/healthcheck/not-found.ts';
 import { JobNotFoundError } from '../../lib/job/run-khjob.ts';
 import { CheckNotFoundError } from '../../lib/run/errors.ts';
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { resultJson } from '../../lib/commands/exit-codes.ts';
+import { runResultJson } from '../../lib/commands/job-run.ts';
 import { silentLog } from '../../lib/core/log.ts';
 import { CheckNotFoundError } from '../../lib/run/errors.ts';
 import type { IterationResult } from '../../lib/run/iteration.ts';
@@ -41,7 +41,7 @@ function runs(over: Partial<Parameters<typeof triggerRuns>[0]> = {}) {
     maxRuns: 2,
     maxWaitMs: 60_000,
     acceptWaitMs: 10_000,
-    outcomeJson: (result, t) => resultJson(result, { namespace: t.namespace, name: t.checkName }),
+    outcomeJson: (result, t) => runResultJson(result, { namespace: t.namespace, name: t.checkName }),
     log: silentLog,
     ...over,
   });
