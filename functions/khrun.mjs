@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // The `khrun` command in a checkout (npx khrun). It runs the CLI as one esbuild bundle, .khrun/cli-<id>.mjs,
 // built with dist/khrun.mjs's options, whenever .khrun/cli.json says the bundle is current with every file it
-// was built from: that starts like the shipped bundle instead of compiling ~120 TypeScript files through tsx
-// and loading client-node file by file (about 1 s more before the first API request). When a source changed,
-// this invocation rebuilds the bundle first; when it cannot (another invocation is building, esbuild is not
-// installed, a syntax error) it runs the TypeScript through tsx, which reports such errors as before. The
-// developer commands (local, demo, build) always run through tsx: their modules are in no bundle.
+// was built from: that starts like the shipped bundle, without compiling the TypeScript sources through tsx
+// and loading client-node file by file before the first API request. When a source changed, this invocation
+// rebuilds the bundle first; when it cannot (another invocation is building, esbuild is not installed, a
+// syntax error) it runs the TypeScript through tsx, which reports such errors itself. The developer
+// commands (local, demo, build) always run through tsx: their modules are in no bundle.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CHECKOUT_DIR, readStamp, staleReason } from '@khrun/devkit/build/checkout-stamp.mjs';

@@ -4,12 +4,12 @@ import { ApiErrorKind, classifyApiError } from './errors.ts';
 import { isTooManyRequests, isTransient, retryTransient, THROTTLED_MS } from './transient.ts';
 
 /**
- * Creates a checker pod by its name, and tries again while the API server is overloaded (a 429 or a 5xx;
- * 500 checks starting at once on a small control plane got 504s for a third of their pod creates). A 5xx
- * leaves it open whether the pod was made, so when a later try finds the name taken, the pod holding it is
- * read: if it carries this pod's run label it is the one the unanswered try made, and is returned as
- * created; anything else is the AlreadyExists it is. Bounded: 30 s and at least three tries after a 5xx, five
- * minutes while the API server answers 429.
+ * Creates a checker pod by its name, and tries again while the API server is overloaded (a 429 or a 5xx: many
+ * checks starting at once can overload a small control plane into answering 504). A 5xx leaves it open
+ * whether the pod was made, so when a later try finds the name taken, the pod holding it is read: if it
+ * carries this pod's run label it is the one the unanswered try made, and is returned as created; anything
+ * else is the AlreadyExists it is. Bounded: 30 s and at least three tries after a 5xx, five minutes while the
+ * API server answers 429.
  */
 export async function createPodOnce(core: CoreV1Api, pod: V1Pod): Promise<V1Pod> {
   const namespace = pod.metadata?.namespace ?? '';

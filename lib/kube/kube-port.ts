@@ -49,9 +49,9 @@ export function kubePort(client: KubeClient): KubePort {
   const { core, custom } = client;
   // Reads are tried again after a 5xx (kube/transient.ts), for up to 15 s with backoff (after a 429 for
   // five minutes): a read changes nothing, and a batch runner's 25 first reads at once should not fail 25
-  // checks over one overloaded moment of the API server (seen under load: 22 of a batch's 25 checks ended failed on 504s). Writes only
-  // after a 429 (unlessRefused): a write that timed out may have landed, and the CAS callers decide what a
-  // conflict means; a pod create has its own read-back (create-pod.ts).
+  // checks over one overloaded moment of the API server. Writes only after a 429 (unlessRefused): a write
+  // that timed out may have landed, and the CAS callers decide what a conflict means; a pod create has its
+  // own read-back (create-pod.ts).
   const orNull = async <T>(fetch: () => Promise<T>): Promise<T | null> => {
     try {
       return await read(fetch);

@@ -98,8 +98,8 @@ export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOp
 /**
  * One watch request from the cursor's resourceVersion until it ends; every event moves the cursor, and every
  * change is delivered. The abort listener is added before the request and removed after it ended, whatever
- * the order in which the transport returns its handle and reports the end: added after a request that had
- * already failed, it was never removed, one more per reconnect (MaxListenersExceededWarning).
+ * the order in which the transport returns its handle and reports the end: one added after a request that
+ * had already failed would never be removed, one more per reconnect (MaxListenersExceededWarning).
  */
 async function watchOnce<T extends KubernetesObject>(
   transport: ListWatchTransport<T>,

@@ -16,11 +16,11 @@ export function isTooManyRequests(error: unknown): boolean {
 
 /**
  * How long the runner keeps trying a request the API server refused with 429 (priority and fairness shedding
- * load; it did nothing). The 1,000-check scale row lost 173 checks to 429s after 15-30 s of tries; with a
- * minute and a 10 s cap on Retry-After it still lost 39, refused with `Retry-After: 32` (the API server's
- * priority and fairness asks for longer the longer its queues are). client-go honours Retry-After for up to
- * 10 tries; five minutes is about that. A lease renewal refused meanwhile lets the lease lapse, which the
- * lease keeper notices, and the resourceVersion preconditions keep a lapsed run from being written twice.
+ * load; it did nothing). Long, because the API server's priority and fairness asks for a longer Retry-After
+ * the longer its queues are, so a budget of seconds gives up on requests it would have served. client-go
+ * honours Retry-After for up to 10 tries; five minutes is about that. A lease renewal refused meanwhile lets
+ * the lease lapse, which the lease keeper notices, and the resourceVersion preconditions keep a lapsed run
+ * from being written twice.
  */
 export const THROTTLED_MS = 300_000;
 

@@ -58,7 +58,7 @@ function storedHistogram(
 
 /**
  * The Prometheus text exposition of the checks that the status JSON lists: v2's metric names, labels and
- * help texts, then the per-check series v3 users asked for, all derived from khstates (khrun keeps no
+ * help texts, then v3's per-check series and khrun's own, all derived from khstates (khrun keeps no
  * state of its own; counters come from the totals annotation and only grow).
  */
 export async function renderMetrics(states: readonly KhState[], input: RenderMetricsInput): Promise<string> {

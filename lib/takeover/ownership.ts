@@ -65,7 +65,7 @@ export function decideOwnership(state: KhState | null, opts: { takeOver: boolean
  * A HealthCheck whose status holds a recorded result while khrun has recorded none (no history, no last
  * outcome): v3 ran it. The finalizer alone is not enough: v3.0.0 adds it from its informer with a plain
  * update that loses to its own scheduler's status write now and then (409, never retried), so a
- * HealthCheck v3 runs may carry none (seen in the side-by-side test).
+ * HealthCheck v3 runs may carry none.
  */
 function v3RecordedAlone(state: KhState): boolean {
   if (state.kind !== 'HealthCheck' || !state.spec?.LastRun) return false;
