@@ -52,7 +52,8 @@ export function runBatchJobSpec(
   opts: RunJobOptions,
 ): V1JobSpec {
   if (checks.length === 0) throw new Error('a batch Job needs at least one check');
-  if (checks.some((c) => c.kind)) throw new Error('a batch Job runs khchecks only');
+  if (checks.some((c) => (c.kind ?? 'khcheck') !== 'khcheck'))
+    throw new Error('a batch Job runs khchecks only');
   const intervals = checks.flatMap((c) => (c.runIntervalMs === undefined ? [] : [c.runIntervalMs]));
   const marks = batchJobMarks(checks);
   return runnerJobSpec(

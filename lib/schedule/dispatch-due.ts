@@ -2,30 +2,18 @@ import type { Clock } from '../core/clock.ts';
 import { type IdSource, randomIds } from '../core/ids.ts';
 import { type Limiter, limiter } from '../core/limit.ts';
 import type { Log } from '../core/log.ts';
-import type { KhStateStore } from '../kube/cas.ts';
-import type { KhState } from '../state/resources.ts';
-import { type ClaimResult, claimCheck } from './claim-check.ts';
+import { type ClaimResult, claimDispatch } from './claim-check.ts';
 import type { Dispatcher } from './dispatcher.ts';
-import type { DueDecision } from './due.ts';
 import { releaseClaim } from './release-claim.ts';
-import type { CheckRef } from './run-job.ts';
 import type { TickEntry } from './tick-entry.ts';
+import type { DueObject } from './tick-kind.ts';
 
 /** The most claims and dispatches a tick has in flight at once (KHRUN_TICK_CONCURRENCY). */
 export const DEFAULT_TICK_CONCURRENCY = 32;
 /** The most khchecks one runner invocation drives (KHRUN_BATCH_SIZE); 1: an invocation per check. */
 export const DEFAULT_BATCH_SIZE = 25;
 
-/** A khcheck the tick found due: what to send, its listed khstate, and how to decide again after a conflict. */
-export interface DueCheck {
-  /** `namespace/name`, as in the tick's entries. */
-  label: string;
-  target: CheckRef;
-  listed: KhState | null;
-  decide: (state: KhState | null) => DueDecision;
-}
-
-/** The due checks cut into batches of at most size, in the order given (sorted by the tick). Pure. */
+/** The due objects cut into batches of at most size, in the order given (sorted by the tick). Pure. */
 export function planBatches<T>(due: readonly T[], size: number): T[][] {
   if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`batch size must be ≥ 1, got ${size}`);
   const batches: T[][] = [];
@@ -40,7 +28,6 @@ export function planBatches<T>(due: readonly T[], size: number): T[][] {
 export const batchId = (token: string, index: number) => `${token}-${index}`;
 
 interface Deps {
-  kube: KhStateStore;
   dispatcher: Dispatcher;
   clock: Clock;
   log: Log;
@@ -59,13 +46,19 @@ const firstLine = (error: unknown) =>
   error instanceof Error ? error.message.split('\n')[0]! : String(error);
 
 /**
- * Claims and sends the due khchecks, at most `concurrency` requests in flight. With a batch size above 1
- * (and a dispatcher with a batch form) the due list is cut into batches before any claim, each batch is
- * named, and each member's claim records that name; the members another tick claimed first drop out
+ * The one claim → send → release path, for every kind: claims the due objects in their claim stores and
+ * sends them, at most `concurrency` requests in flight. With a batch size above 1 (and a dispatcher with
+ * a batch form) the due list is cut into batches before any claim, each batch is named, and each member's
+ * claim records that name; the members another tick claimed first drop out
  * ('lost'), a batch left empty is not sent, a batch of one planned member is sent as a single run. A
- * failed send gives every member's claim back. Entries come back in the order of `due`.
+ * failed send gives every member's claim back, each only if still ours. A claim whose write fails (other
+ * than by conflicts) fails that object alone. Entries come back in the order of `due`.
  */
-export async function dispatchDue(deps: Deps, due: readonly DueCheck[], s: Settings): Promise<TickEntry[]> {
+export async function dispatchDue<S>(
+  deps: Deps,
+  due: readonly DueObject<S>[],
+  s: Settings,
+): Promise<TickEntry[]> {
   const limit = limiter(s.concurrency);
   const batchForm = s.batchSize > 1 ? deps.dispatcher.batch : undefined;
   const batches = planBatches(due, batchForm ? s.batchSize : 1);
@@ -83,11 +76,17 @@ export async function dispatchDue(deps: Deps, due: readonly DueCheck[], s: Setti
   return sent.flat();
 }
 
-const claim = (deps: Deps, limit: Limiter, s: Settings, d: DueCheck, refAt: (nowMs: number) => string) =>
+const claim = <S>(
+  deps: Deps,
+  limit: Limiter,
+  s: Settings,
+  d: DueObject<S>,
+  refAt: (nowMs: number) => string,
+) =>
   limit(() =>
-    claimCheck(deps, {
-      namespace: d.target.namespace,
-      name: d.target.name,
+    claimDispatch(deps, {
+      store: d.store,
+      label: d.label,
       listed: d.listed,
       decide: d.decide,
       refAt,
@@ -98,37 +97,40 @@ const claim = (deps: Deps, limit: Limiter, s: Settings, d: DueCheck, refAt: (now
 
 type Unclaimed = Exclude<ClaimResult, { kind: 'claimed' }> | { kind: 'error'; error: string };
 
-/** The entry of a check that was not claimed: another tick has it, or its claim's write failed. */
-function unclaimed(d: DueCheck, r: Unclaimed): TickEntry {
-  if (r.kind === 'error') {
-    return { check: d.label, decision: d.decide(d.listed), result: 'failed', error: r.error };
-  }
-  return { check: d.label, decision: r.decision, result: 'lost', ...(r.ref ? { ref: r.ref } : {}) };
+/** The entry of an object that was not claimed: another tick has it, or its claim's write failed. */
+function unclaimed<S>(d: DueObject<S>, r: Unclaimed): TickEntry {
+  if (r.kind === 'error') return { check: d.label, decision: d.first, result: 'failed', error: r.error };
+  const decision = r.decision ?? d.first;
+  return { check: d.label, decision, result: 'lost', ...(r.ref ? { ref: r.ref } : {}) };
 }
 
-async function sendSingle(deps: Deps, limit: Limiter, s: Settings, d: DueCheck): Promise<TickEntry[]> {
-  const r = await claim(deps, limit, s, d, (nowMs) => deps.dispatcher.refFor(d.target, nowMs));
+type Claimed = Extract<ClaimResult, { kind: 'claimed' }>;
+
+/** Releases a claim after a failed send; the entry says the send failed whatever the release does. */
+const giveBack = <S>(limit: Limiter, d: DueObject<S>, r: Claimed) =>
+  limit(() => releaseClaim(d.store, r.claim)).catch(() => undefined);
+
+async function sendSingle<S>(deps: Deps, limit: Limiter, s: Settings, d: DueObject<S>): Promise<TickEntry[]> {
+  const r = await claim(deps, limit, s, d, (nowMs) => deps.dispatcher.refFor(d.send, nowMs));
   if (r.kind !== 'claimed') return [unclaimed(d, r)];
   const { ref } = r.claim;
   try {
-    await limit(() => deps.dispatcher.dispatch(d.target, ref), { first: true });
+    await limit(() => deps.dispatcher.dispatch(d.send, ref), { first: true });
     deps.log.info('dispatched', { check: d.label, ref, reason: r.decision.reason });
     return [{ check: d.label, decision: r.decision, result: 'dispatched', ref }];
   } catch (error) {
     const message = firstLine(error);
     deps.log.error('dispatch failed', { check: d.label, ref, error: message });
-    await limit(() => releaseClaim(deps.kube, d.target.namespace, d.target.name, r.claim)).catch(
-      () => undefined,
-    );
+    await giveBack(limit, d, r);
     return [{ check: d.label, decision: r.decision, result: 'failed', ref, error: message }];
   }
 }
 
-async function sendBatch(
+async function sendBatch<S>(
   deps: Deps,
   limit: Limiter,
   s: Settings,
-  members: readonly DueCheck[],
+  members: readonly DueObject<S>[],
   form: NonNullable<Dispatcher['batch']>,
   id: string,
 ): Promise<TickEntry[]> {
@@ -139,7 +141,7 @@ async function sendBatch(
     return r.kind === 'claimed' ? [{ d, r }] : [];
   });
   // Every member's entry, in the batch's order: the claimed ones as `sent` says, the others as they were.
-  const entries = (sent: (d: DueCheck, r: Extract<ClaimResult, { kind: 'claimed' }>) => TickEntry) =>
+  const entries = (sent: (d: DueObject<S>, r: Claimed) => TickEntry) =>
     members.map((d, i) => {
       const r = claims[i]!;
       return r.kind === 'claimed' ? sent(d, r) : unclaimed(d, r);
@@ -150,7 +152,7 @@ async function sendBatch(
     await limit(
       () =>
         form.dispatch(
-          won.map((w) => w.d.target),
+          won.map((w) => w.d.send),
           ref,
         ),
       { first: true },
@@ -160,13 +162,7 @@ async function sendBatch(
   } catch (error) {
     const message = firstLine(error);
     deps.log.error('batch dispatch failed; claims given back', { ref, checks: won.length, error: message });
-    await Promise.all(
-      won.map(({ d, r }) =>
-        limit(() => releaseClaim(deps.kube, d.target.namespace, d.target.name, r.claim)).catch(
-          () => undefined,
-        ),
-      ),
-    );
+    await Promise.all(won.map(({ d, r }) => giveBack(limit, d, r)));
     return entries((d, r) => ({
       check: d.label,
       decision: r.decision,

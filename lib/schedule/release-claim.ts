@@ -1,27 +1,22 @@
-import { done, type KhStateStore, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
-import { type DispatchClaim, readDispatchClaim, withoutDispatchClaim } from '../state/dispatch-claim.ts';
+import { done, RetriesExhausted, write } from '../kube/cas.ts';
+import type { DispatchClaim } from '../state/dispatch-claim.ts';
+import type { ClaimStore } from './claim-store.ts';
 
-/** Gives a claim back, only if it is still ours (another tick may have claimed since). Best effort. */
-export async function releaseClaim(
-  kube: KhStateStore,
-  namespace: string,
-  name: string,
-  claim: DispatchClaim,
-) {
+/**
+ * Gives a claim back, only if it is still ours (the same ref and time: another tick may have claimed
+ * since), reading the object first. A release that keeps conflicting is given up; other errors are thrown.
+ */
+export async function releaseClaim<S>(store: ClaimStore<S>, claim: DispatchClaim): Promise<void> {
   try {
-    await updateKhStateWithRetry<void>(
-      kube,
-      { namespace, name },
-      {
-        writer: 'dispatch-release',
-        maxAttempts: 3,
-        decide: (state) => {
-          const current = readDispatchClaim(state);
-          if (!state || current?.ref !== claim.ref || current.atMs !== claim.atMs) return done(undefined);
-          return write(withoutDispatchClaim(state), () => undefined);
-        },
+    await store.update<void>({
+      writer: 'dispatch-release',
+      maxAttempts: 3,
+      decide: (current) => {
+        const held = store.claimOf(current);
+        if (!current || held?.ref !== claim.ref || held.atMs !== claim.atMs) return done(undefined);
+        return write(store.withClaim(current, undefined), () => undefined);
       },
-    );
+    });
   } catch (error) {
     if (!(error instanceof RetriesExhausted)) throw error;
   }

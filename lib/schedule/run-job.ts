@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { V1Container, V1EnvVar, V1JobSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { KindName } from '../core/run-target.ts';
 import { DEFAULT_FINISHED_JOB_TTL, type FinishedJobTtl, finishedJobTtlSeconds } from './job-retention.ts';
 
 /** Labels on everything khrun creates for running checks, so it can find (and clean up) its own objects. */
@@ -32,8 +33,11 @@ export interface CheckRef {
   timeoutMs: number;
   /** The check's run interval, which sizes how long its finished Job stays (job-retention.ts). */
   runIntervalMs?: number;
-  /** A khjob's run (`khrun run --job`, KHJOB_NAME) or a HealthCheck's (HEALTHCHECK_NAME), not a khcheck's. */
-  kind?: 'khjob' | 'healthcheck';
+  /**
+   * What the run is of: a khcheck's (CHECK_NAME), a khjob's (`khrun run --job`, KHJOB_NAME) or a
+   * HealthCheck's (HEALTHCHECK_NAME). Absent: a khcheck, as the refs built by hand (CronJobs) are.
+   */
+  kind?: KindName;
 }
 
 const hash = (text: string, length: number) =>
@@ -65,8 +69,8 @@ function withEnv(env: V1EnvVar[] | undefined, set: Record<string, string>): V1En
 }
 
 /** The variable naming what the runner runs: a khcheck (CHECK_NAME), khjob or HealthCheck. */
-const NAME_ENV = { khjob: 'KHJOB_NAME', healthcheck: 'HEALTHCHECK_NAME' } as const;
-const nameEnv = (check: CheckRef) => (check.kind ? NAME_ENV[check.kind] : 'CHECK_NAME');
+const NAME_ENV = { khcheck: 'CHECK_NAME', khjob: 'KHJOB_NAME', healthcheck: 'HEALTHCHECK_NAME' } as const;
+const nameEnv = (check: CheckRef) => NAME_ENV[check.kind ?? 'khcheck'];
 
 /** The name of the runner container a template holds (for podFailurePolicy). */
 export function runnerContainerName(template: V1PodTemplateSpec): string {

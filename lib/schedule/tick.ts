@@ -1,17 +1,17 @@
 import type { Clock } from '../core/clock.ts';
 import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
+import { targetLabel } from '../core/run-target.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
-import type { KhState } from '../state/resources.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
-import { DEFAULT_TICK_CONCURRENCY, type DueCheck, dispatchDue } from './dispatch-due.ts';
+import { DEFAULT_TICK_CONCURRENCY, dispatchDue } from './dispatch-due.ts';
 import type { Dispatcher } from './dispatcher.ts';
-import { DEFAULT_DUE_TIMINGS, type DueTimings, decideDue } from './due.ts';
-import type { CheckRef } from './run-job.ts';
-import { scheduleOf } from './schedule-of.ts';
+import { DEFAULT_DUE_TIMINGS, type DueTimings } from './due.ts';
 import type { TickEntry } from './tick-entry.ts';
-import { dispatchDueHealthChecks } from './tick-healthchecks.ts';
-import { dispatchDueJobs } from './tick-jobs.ts';
+import { healthCheckTicks } from './tick-healthchecks.ts';
+import { khjobTicks } from './tick-jobs.ts';
+import { khcheckTicks } from './tick-khchecks.ts';
+import { type AnyTickKind, anyTickKind, type DueObject, type TickKind, type TickLists } from './tick-kind.ts';
 import type { TickKube } from './tick-port.ts';
 
 export interface TickConfig {
@@ -28,94 +28,99 @@ export interface TickConfig {
   concurrency?: number;
 }
 
-const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
+type Deps = { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log; ids?: IdSource };
+
+type Settings = Required<
+  Pick<TickConfig, 'identity' | 'maxAttempts' | 'takeOver' | 'batchSize' | 'concurrency'>
+>;
 
 /**
- * One tick: finds the checks that are due and dispatches them, never running a check itself. One list of
- * each kind per tick; each due khcheck's dispatch claim is a compare-and-swap on its khstate starting from
- * the listed one, so two ticks at once dispatch a check once: the loser's write conflicts, it re-reads, and
- * the claim it now sees makes the check not due. Claims and sends run concurrently, bounded, in batches of
- * up to batchSize khchecks per invocation (dispatch-due.ts); a failed send gives its claims back. khjobs
- * and HealthChecks follow, one invocation each.
+ * One tick: finds the objects that are due and dispatches them, never running one itself. One list of each
+ * kind per tick, then the same steps for every kind (khchecks, khjobs, HealthCheck), each in the order of
+ * its labels: a kind's decision may leave an object out (a khjob that ran); one a Kuberhealthy runs is
+ * 'refused' (its runner would refuse it too, exit 2), due or not; one not due is 'not-due'; the due ones
+ * go through the one claim → send → release path (dispatch-due.ts), so of two ticks at once only one
+ * sends each. Entries come back kind by kind, each kind's in label order.
  */
-export async function runTick(
-  deps: { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log; ids?: IdSource },
-  cfg: TickConfig,
-): Promise<TickEntry[]> {
-  const { kube, log } = deps;
+export async function runTick(deps: Deps, cfg: TickConfig): Promise<TickEntry[]> {
+  const { kube, dispatcher } = deps;
   const timings = cfg.timings ?? DEFAULT_DUE_TIMINGS;
-  const maxAttempts = cfg.maxAttempts ?? 4;
   const [checks, states, jobs, healthChecks] = await Promise.all([
     kube.listChecks(cfg.scope),
     kube.listStates(cfg.scope),
-    deps.dispatcher.runsKhJobs && kube.listJobs ? kube.listJobs(cfg.scope) : [],
-    deps.dispatcher.runsHealthChecks && kube.listHealthChecks ? kube.listHealthChecks(cfg.scope) : [],
+    dispatcher.runsKhJobs && kube.listJobs ? kube.listJobs(cfg.scope) : [],
+    dispatcher.runsHealthChecks && kube.listHealthChecks ? kube.listHealthChecks(cfg.scope) : [],
   ]);
-  const stateByKey = new Map(states.map((s) => [keyOf(s.metadata.namespace, s.metadata.name), s]));
-  const sorted = [...checks].sort((a, b) =>
-    keyOf(a.metadata.namespace, a.metadata.name).localeCompare(keyOf(b.metadata.namespace, b.metadata.name)),
-  );
-  // Decided from the lists, in order; the due ones are claimed and sent below, their entries put in place.
+  const lists: TickLists = {
+    checks,
+    states: new Map(states.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s])),
+    jobs,
+    healthChecks,
+  };
+  const s: Settings = {
+    identity: cfg.identity,
+    maxAttempts: cfg.maxAttempts ?? 4,
+    takeOver: cfg.takeOver ?? false,
+    batchSize: cfg.batchSize ?? 1,
+    concurrency: cfg.concurrency ?? DEFAULT_TICK_CONCURRENCY,
+  };
+  const kinds: AnyTickKind[] = [
+    anyTickKind(khcheckTicks({ store: kube, timings })),
+    anyTickKind(khjobTicks({ store: kube, timings })),
+    ...(kube.healthChecks ? [anyTickKind(healthCheckTicks({ api: kube.healthChecks, timings }))] : []),
+  ];
+  const entries: TickEntry[] = [];
+  for (const kind of kinds) entries.push(...(await kind.with((k) => tickKind(deps, k, lists, s))));
+  return entries;
+}
+
+/** One kind's part of the tick: decided from the lists, in label order; the due ones claimed and sent. */
+async function tickKind<T, S>(
+  deps: Deps,
+  kind: TickKind<T, S>,
+  lists: TickLists,
+  s: Settings,
+): Promise<TickEntry[]> {
+  const items = kind
+    .objects(lists)
+    .map((item) => ({ item, target: kind.target(item) }))
+    .map((o) => ({ ...o, label: targetLabel(o.target) }))
+    .sort((a, b) => a.label.localeCompare(b.label));
+  // Entries in order; a due object's is put in its place once it is claimed and sent.
   const entries: Array<TickEntry | undefined> = [];
-  const due: Array<DueCheck & { at: number }> = [];
-  for (const check of sorted) {
-    const { namespace, name } = check.metadata;
-    const ref = keyOf(namespace, name);
-    const schedule = scheduleOf(check);
-    const target: CheckRef = {
-      namespace,
-      name,
-      timeoutMs: schedule.timeoutMs,
-      runIntervalMs: schedule.runIntervalMs,
-    };
-    const decide = (state: KhState | null) =>
-      decideDue({
-        key: check.metadata.uid ?? ref,
-        runIntervalMs: schedule.runIntervalMs,
-        createdAtMs: Date.parse(check.metadata.creationTimestamp as unknown as string) || 0,
-        state,
-        nowMs: deps.clock.nowMs(),
-        timings,
-      });
-    const listed = stateByKey.get(ref) ?? null;
-    const refusal = kuberhealthyGuard({ namespace, name }, { takeOver: cfg.takeOver ?? false })?.(listed);
+  const due: Array<DueObject<S> & { at: number }> = [];
+  for (const { item, target, label } of items) {
+    const listed = kind.listed(item, lists);
+    const decide = (state: S | null) => kind.decide(item, state, deps.clock.nowMs());
+    const first = decide(listed);
+    if (first === undefined) continue;
+    const { namespace, name } = target;
+    const refusal = kuberhealthyGuard(
+      { namespace, name },
+      { takeOver: s.takeOver },
+    )?.(kind.guardView(listed));
     if (refusal !== undefined) {
       // The runner would refuse it too (exit 2): sending it would only make a failed Job each interval.
-      log.warn('refused: a Kuberhealthy runs it', { check: ref });
-      entries.push({ check: ref, decision: decide(listed), result: 'refused', error: refusal });
+      deps.log.warn('refused: a Kuberhealthy runs it', { check: label });
+      entries.push({ check: label, decision: first, result: 'refused', error: refusal });
       continue;
     }
-    const first = decide(listed);
     if (!first.due) {
-      entries.push({ check: ref, decision: first, result: 'not-due' });
+      entries.push({ check: label, decision: first, result: 'not-due' });
       continue;
     }
-    due.push({ label: ref, target, listed, decide, at: entries.length });
+    const store = kind.claims(target);
+    due.push({ label, send: kind.send(item), listed, first, decide, store, at: entries.length });
     entries.push(undefined);
   }
   const sent = await dispatchDue(deps, due, {
-    identity: cfg.identity,
-    maxAttempts,
-    batchSize: cfg.batchSize ?? 1,
-    concurrency: cfg.concurrency ?? DEFAULT_TICK_CONCURRENCY,
+    identity: s.identity,
+    maxAttempts: s.maxAttempts,
+    batchSize: kind.batches ? s.batchSize : 1,
+    concurrency: s.concurrency,
   });
   sent.forEach((entry, i) => {
     entries[due[i]!.at] = entry;
   });
-  const jobStates = {
-    jobs,
-    states: stateByKey,
-    identity: cfg.identity,
-    timings,
-    maxAttempts,
-    takeOver: cfg.takeOver,
-  };
-  const jobEntries = await dispatchDueJobs(deps, jobStates);
-  const healthCheckEntries = kube.healthChecks
-    ? await dispatchDueHealthChecks(
-        { ...deps, api: kube.healthChecks },
-        { healthChecks, identity: cfg.identity, timings, maxAttempts, takeOver: cfg.takeOver },
-      )
-    : [];
-  return [...entries.filter((e) => e !== undefined), ...jobEntries, ...healthCheckEntries];
+  return entries.filter((e) => e !== undefined);
 }

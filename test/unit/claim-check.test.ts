@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Log } from '../../lib/core/log.ts';
-import { claimCheck } from '../../lib/schedule/claim-check.ts';
+import { claimDispatch } from '../../lib/schedule/claim-check.ts';
 import { decideDue } from '../../lib/schedule/due.ts';
+import { khStateClaims } from '../../lib/schedule/khstate-claims.ts';
 import { readDispatchClaim, withDispatchClaim } from '../../lib/state/dispatch-claim.ts';
 import { newKhState } from '../../lib/state/khstate.ts';
 import type { KhState } from '../../lib/state/resources.ts';
@@ -22,11 +23,11 @@ const decide = (state: KhState | null) =>
 function harness() {
   const kube = new FakeKube();
   const log: Log = { info: vi.fn(), warn: vi.fn(), error: vi.fn(), debug: vi.fn() };
-  const deps = { kube, clock: { nowMs: () => T0 }, log };
+  const deps = { clock: { nowMs: () => T0 }, log };
   const claim = (listed: KhState | null, over: { maxAttempts?: number } = {}) =>
-    claimCheck(deps, {
-      namespace: NS,
-      name: NAME,
+    claimDispatch(deps, {
+      store: khStateClaims(kube, { namespace: NS, name: NAME }),
+      label: `${NS}/${NAME}`,
       listed,
       decide,
       refAt: (nowMs) => `khrun-dns-${nowMs}`,
@@ -36,7 +37,7 @@ function harness() {
   return { kube, log, claim };
 }
 
-describe('claimCheck', () => {
+describe('claimDispatch on a khstate', () => {
   it('claims a due check whose khstate does not exist yet in one create, without reading first', async () => {
     // Prepare
     const h = harness();

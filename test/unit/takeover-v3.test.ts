@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { podViewOf } from '../../lib/healthcheck/pod-view.ts';
 import type { HealthCheck } from '../../lib/healthcheck/resources.ts';
 import { FOREIGN_RUNNER, planHealthCheckWrite, stateViewOf } from '../../lib/healthcheck/state-view.ts';
-import { dispatchDueHealthChecks } from '../../lib/schedule/tick-healthchecks.ts';
+import { runTick } from '../../lib/schedule/tick.ts';
+import type { TickKube } from '../../lib/schedule/tick-port.ts';
 import { HISTORY_ANNOTATION } from '../../lib/state/history.ts';
 import { readActiveRun } from '../../lib/state/khstate.ts';
 import { adoptedState, handedBackState, orphanedPods } from '../../lib/takeover/adoption.ts';
@@ -145,8 +146,17 @@ describe("the tick's HealthCheck dispatch", () => {
     const hc = v3Check(false);
     hc.status!.lastRunUnix = Math.floor((T0 - 120_000) / 1000);
     const sent: string[] = [];
+    const kube: TickKube = {
+      listChecks: async () => [],
+      listStates: async () => [],
+      readState: async () => null,
+      createState: async (s) => s,
+      replaceState: async (s) => s,
+      listHealthChecks: async () => [hc],
+      healthChecks: { get: async () => hc, replace: async (next: HealthCheck) => next },
+    };
     const deps = {
-      api: { get: async () => hc, replace: async (next: HealthCheck) => next },
+      kube,
       dispatcher: {
         runsHealthChecks: true,
         refFor: () => 'ref',
@@ -155,11 +165,11 @@ describe("the tick's HealthCheck dispatch", () => {
       clock: { nowMs: () => T0 },
       log: { debug() {}, info() {}, warn() {}, error() {} },
     };
-    const c = { healthChecks: [hc], identity: 't', maxAttempts: 2 };
-    const refused = await dispatchDueHealthChecks(deps as never, c);
+    const c = { scope: 'all' as const, identity: 't', maxAttempts: 2 };
+    const refused = await runTick(deps as never, c);
     expect(refused).toMatchObject([{ check: 'healthcheck/team/dns', result: 'refused' }]);
     expect(sent).toEqual([]);
-    const forced = await dispatchDueHealthChecks(deps as never, { ...c, takeOver: true });
+    const forced = await runTick(deps as never, { ...c, takeOver: true });
     expect(forced).toMatchObject([{ result: 'dispatched' }]);
     expect(sent).toEqual(['dns']);
   });
