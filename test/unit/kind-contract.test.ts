@@ -7,7 +7,6 @@ import {
   type KindName,
   kindHarness,
   LEASE_MS,
-  RUN_LABEL,
   RUN_UUIDS,
   TIMEOUT_MS,
 } from './fakes/kind-harness.ts';
@@ -17,6 +16,9 @@ import {
 // HealthCheck port. Each behaviour is asserted on what the kind's own state says (a khstate, or the
 // HealthCheck's status), read through the harness's stateOf, so the assertions are written once; where a
 // kind legitimately differs, the difference is data in its case below, not a branch in a test.
+// Time is Vitest's fake timers (Date included), as in iteration.test.ts: the engine schedules its deadline
+// and lease renewals on the global timers (AcquireDeps takes no Scheduler), so manual-scheduler.ts cannot
+// drive it. Nothing sleeps: every step awaits a condition of the fakes or an invocation's result.
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
 const [U1, U2] = RUN_UUIDS;
@@ -50,7 +52,7 @@ const KINDS: KindCase[] = [
   {
     kind: 'khcheck',
     firstRun: U1,
-    runLabel: RUN_LABEL.khcheck,
+    runLabel: 'kuberhealthy-run-id',
     errorPrefix: CHECK_ERROR,
     notCurrentStatus: 400,
     rerun: 'new pod',
@@ -59,7 +61,7 @@ const KINDS: KindCase[] = [
   {
     kind: 'khjob',
     firstRun: JOB_UID,
-    runLabel: RUN_LABEL.khjob,
+    runLabel: 'kuberhealthy-run-id',
     errorPrefix: 'Job execution error: ',
     notCurrentStatus: 400,
     rerun: 'already-ran',
@@ -68,7 +70,7 @@ const KINDS: KindCase[] = [
   {
     kind: 'healthcheck',
     firstRun: U1,
-    runLabel: RUN_LABEL.healthcheck,
+    runLabel: 'kh-run-uuid', // v3's label
     errorPrefix: CHECK_ERROR,
     notCurrentStatus: 410,
     rerun: 'new pod',

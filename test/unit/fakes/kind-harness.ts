@@ -85,13 +85,6 @@ export interface KindHarness {
   until(test: () => boolean): Promise<void>;
 }
 
-/** The label a kind's checker pods carry their run's UUID in. */
-export const RUN_LABEL: Record<KindName, string> = {
-  khcheck: RUN_ID_LABEL,
-  khjob: RUN_ID_LABEL,
-  healthcheck: HC_POD.runUuidLabel,
-};
-
 export const silentLog: Log = { info() {}, warn() {}, error() {}, debug() {} };
 
 export function kindHarness(kind: KindName): KindHarness {
