@@ -31,11 +31,10 @@ export interface TargetRun {
  * What a session hands one run of a kind: its client, the kind's ports (made once per session), and the
  * engine wired to the session's endpoint and settings, reporting to the kind's URL.
  */
-export interface SessionKit {
-  readonly client: KubeClient;
+export interface SessionKit<P extends KindPorts = KindPorts> {
   /** Who runs: becomes the runs' AuthoritativePod. */
   readonly runner: string;
-  readonly ports: KindPorts;
+  readonly ports: P;
   /** The engine's ports for run: the kind's kube and events, the session's clock, ids and probe, run's log. */
   deps(run: TargetRun): AcquireDeps;
   /** One iteration of the engine over deps, its checker pod reporting to the kind's URL. */
@@ -69,13 +68,14 @@ export interface KindPorts {
  * `AsReconciler`): everything that differs between khchecks, khjobs and HealthChecks when one is run. The
  * registry (registry.ts) holds the three; a front end looks the kind up once, from its RunTarget.
  */
-export interface Kind {
+export interface Kind<P extends KindPorts = KindPorts> {
   readonly name: KindName;
   /** How people name one: `khcheck`, `khjob`, `HealthCheck`. */
   readonly noun: string;
-  ports(client: KubeClient): KindPorts;
+  /** Every request a run of this kind makes goes through these ports (tests hand in fakes). */
+  ports(client: KubeClient): P;
   /** The URL its checker pods report to, from an endpoint's report URL and the key that signs each run's. */
   reportingUrl(base: string, key: ReportKey | undefined): ReportingUrl;
   /** One run of run.target in the session; a missing object throws the kind's NotFoundError. */
-  run(kit: SessionKit, run: TargetRun): Promise<RunResult>;
+  run(kit: SessionKit<P>, run: TargetRun): Promise<RunResult>;
 }

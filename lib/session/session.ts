@@ -130,7 +130,6 @@ export async function openSession(opts: SessionOptions): Promise<Session> {
   const kitFor = (kind: KindName): SessionKit => {
     const ports = portsOf(kind);
     return {
-      client,
       runner: opts.runner,
       ports,
       deps: (run): AcquireDeps => ({

@@ -5,7 +5,10 @@ import { healthCheckPort } from '../../../lib/healthcheck/healthcheck-port.ts';
 import { HC_POD, type HealthCheck } from '../../../lib/healthcheck/resources.ts';
 import type { JobKube } from '../../../lib/job/job-kube.ts';
 import type { KhJob } from '../../../lib/job/khjob.ts';
-import { type JobRunResult, runKhJob } from '../../../lib/job/run-khjob.ts';
+import type { JobRunResult } from '../../../lib/job/run-khjob.ts';
+import type { KhJobPorts } from '../../../lib/kinds/khjob.ts';
+import type { SessionKit } from '../../../lib/kinds/kind.ts';
+import { KINDS } from '../../../lib/kinds/registry.ts';
 import { WriteConflict } from '../../../lib/kube/errors.ts';
 import type { KubePort } from '../../../lib/kube/port.ts';
 import { handleCheckReport } from '../../../lib/report/handle-check-report.ts';
@@ -25,7 +28,9 @@ import { FakeKube } from './fake-kube.ts';
  * asserts once for all three. Time is Vitest's fake timers (Date included): the engine's clock is Date.now.
  */
 
-export type KindName = 'khcheck' | 'khjob' | 'healthcheck';
+import type { KindName } from '../../../lib/core/run-target.ts';
+
+export type { KindName };
 
 export const NS = 'checks';
 export const NAME = 'web';
@@ -165,6 +170,7 @@ function invocationConfig(runner: string, n: number, signal: AbortSignal): Itera
 }
 
 const clock = { nowMs: () => Date.now() };
+const noEvents = { outcomeRecorded: async () => {} };
 const REPORT_DEADLINE_MS = Number.MAX_SAFE_INTEGER;
 const signedCaller = (uuid: string) =>
   ({
@@ -258,21 +264,24 @@ function khstateHarness(kind: 'khcheck' | 'khjob'): KindHarness {
       },
       log: silentLog,
     };
-    const result =
-      kind === 'khcheck'
-        ? runIteration(base, cfg)
-        : runKhJob(
-            {
-              jobs: {
-                readJob: link.through(jobs.readJob.bind(jobs)),
-                replaceJob: link.through(jobs.replaceJob.bind(jobs)),
-              },
-              base,
-              // As runKhJobInvocation composes it: runCheck's iteration, through the ports the driver adapts.
-              iterate: (adapt) => runIteration(adapt(base), cfg),
-            },
-            { namespace: NS, name: NAME, runner },
-          );
+    // The kind's own adapter (lib/kinds), run in a session kit over this invocation's ports.
+    const kit: SessionKit<KhJobPorts> = {
+      runner,
+      ports: {
+        kube: base.kube,
+        events: noEvents,
+        jobs: {
+          readJob: link.through(jobs.readJob.bind(jobs)),
+          replaceJob: link.through(jobs.replaceJob.bind(jobs)),
+        },
+      },
+      deps: () => base,
+      iterate: (deps) => runIteration(deps, cfg),
+    };
+    const result = KINDS[kind].run(kit, {
+      target: { kind, namespace: NS, name: NAME },
+      signal: controller.signal,
+    });
     return { result, controller, cut: () => link.cut(), restore: () => link.restore() };
   };
   return {
@@ -349,7 +358,15 @@ function healthCheckHarness(): KindHarness {
       },
       log: silentLog,
     };
-    const result = runIteration(deps, invocationConfig(runner, ++invocations, controller.signal));
+    const cfg = invocationConfig(runner, ++invocations, controller.signal);
+    const kit: SessionKit = {
+      runner,
+      ports: { kube: deps.kube, events: noEvents },
+      deps: () => deps,
+      iterate: (d) => runIteration(d, cfg),
+    };
+    const target = { kind: 'healthcheck' as const, namespace: NS, name: NAME };
+    const result = KINDS.healthcheck.run(kit, { target, signal: controller.signal });
     return { result, controller, cut: () => link.cut(), restore: () => link.restore() };
   };
   return {
