@@ -8,8 +8,8 @@ import { lambdaTickOptions } from '../lib/config/tick-options.ts';
 import { randomIds } from '../lib/core/ids.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { type KubeClient, kubeClient } from '../lib/kube/kube-client.ts';
-import { runTick } from '../lib/schedule/tick.ts';
-import { tickKube } from '../lib/schedule/tick-kube.ts';
+import { runTick } from '../lib/tick/tick.ts';
+import { tickKube } from '../lib/tick/tick-kube.ts';
 
 // tick: on a schedule (every minute), one asynchronous runCheck invocation per batch of due checks.
 

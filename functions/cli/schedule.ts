@@ -12,8 +12,8 @@ import { logPort } from '../../lib/core/log.ts';
 import { ApiErrorKind, classifyApiError } from '../../lib/kube/errors.ts';
 import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
-import { syncKube } from '../../lib/schedule/sync-kube.ts';
-import { jobDispatcher, readRunnerTemplate, tickKube } from '../../lib/schedule/tick-kube.ts';
+import { syncKube } from '../../lib/sync/sync-kube.ts';
+import { jobDispatcher, readRunnerTemplate, tickKube } from '../../lib/tick/tick-kube.ts';
 import { type CliCommand, loggerFor } from './context.ts';
 import { commonFlags, type FlagTable, OLD_NAMESPACES } from './flags.ts';
 

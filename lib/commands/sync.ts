@@ -2,7 +2,7 @@ import { dumpYaml, type V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { Log } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { RunJobOptions } from '../schedule/run-job.ts';
-import { runSync, type SyncKube, type SyncResult } from '../schedule/sync.ts';
+import { runSync, type SyncKube, type SyncResult } from '../sync/sync.ts';
 
 export interface SyncCommandOptions {
   kube: SyncKube;

@@ -5,9 +5,9 @@ import { escapeControls } from '../core/terminal-text.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { Dispatcher } from '../schedule/dispatcher.ts';
 import type { DueTimings } from '../schedule/due.ts';
-import { runTick } from '../schedule/tick.ts';
 import type { TickEntry } from '../schedule/tick-entry.ts';
-import type { TickKube } from '../schedule/tick-port.ts';
+import { runTick } from '../tick/tick.ts';
+import type { TickKube } from '../tick/tick-port.ts';
 import { formatDocument } from './document.ts';
 
 export interface TickCommandOptions {

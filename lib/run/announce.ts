@@ -1,5 +1,5 @@
-import type { RecordedOutcome } from '../run/events.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
+import type { RecordedOutcome } from './events.ts';
 
 /**
  * Announces an outcome that is already recorded. The khstate is the truth and the Event only a view of

@@ -16,19 +16,20 @@ const keyOf = (m: { namespace: string; name: string }) => `${m.namespace}/${m.na
  * at v2's defaults, so its runner records why.
  */
 export function khcheckTicks(p: {
+  checks: readonly KhCheck[];
   store: KhStateStore;
   timings: DueTimings;
 }): TickKind<ScheduledCheck, KhState> {
   return {
     kind: 'khcheck',
     batches: true,
-    objects: (lists) => lists.checks.map((check) => ({ check, schedule: scheduleOf(check) })),
+    objects: p.checks.map((check) => ({ check, schedule: scheduleOf(check) })),
     target: ({ check }) => ({
       kind: 'khcheck',
       namespace: check.metadata.namespace,
       name: check.metadata.name,
     }),
-    listed: ({ check }, lists) => lists.states.get(keyOf(check.metadata)) ?? null,
+    listed: ({ check }, states) => states.get(keyOf(check.metadata)) ?? null,
     decide: ({ check, schedule }, state, nowMs) =>
       decideDue({
         key: check.metadata.uid ?? keyOf(check.metadata),

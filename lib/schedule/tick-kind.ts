@@ -1,18 +1,11 @@
 import type { KindName, RunTarget } from '../core/run-target.ts';
-import type { HealthCheck } from '../healthcheck/resources.ts';
-import type { KhJob } from '../job/khjob.ts';
-import type { KhCheck, KhState } from '../state/resources.ts';
+import type { KhState } from '../state/resources.ts';
 import type { ClaimStore } from './claim-store.ts';
 import type { DueDecision } from './due.ts';
 import type { CheckRef } from './run-job.ts';
 
-/** What the tick lists once per tick, before it decides anything; khstates by `namespace/name`. */
-export interface TickLists {
-  checks: readonly KhCheck[];
-  states: ReadonlyMap<string, KhState>;
-  jobs: readonly KhJob[];
-  healthChecks: readonly HealthCheck[];
-}
+/** The khstates the tick listed, by `namespace/name`: the claim of a khcheck or khjob starts from one. */
+export type ListedStates = ReadonlyMap<string, KhState>;
 
 /**
  * What the tick's loop (tick.ts) needs from one kind of object. T is the kind's item (its object, with
@@ -23,12 +16,12 @@ export interface TickKind<T, S> {
   kind: KindName;
   /** Whether due objects of this kind may share one runner invocation (the dispatcher's batch form). */
   batches: boolean;
-  /** The kind's objects in scope, from the tick's lists, in any order. */
-  objects(lists: TickLists): readonly T[];
+  /** The kind's objects in scope, as the tick listed them, in any order. */
+  objects: readonly T[];
   /** What the object is; targetLabel of it names it in the tick's entries and logs. */
   target(item: T): RunTarget;
   /** The version of the claim's object the tick listed (null: none yet); the claim starts from it. */
-  listed(item: T, lists: TickLists): S | null;
+  listed(item: T, states: ListedStates): S | null;
   /** Whether the object is due on a version of its state; undefined: the tick does not list it at all. */
   decide(item: T, state: S | null, nowMs: number): DueDecision | undefined;
   /** The khstate (or khstate view) the Kuberhealthy guard reads, from a listed version. */

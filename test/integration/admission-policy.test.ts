@@ -15,6 +15,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCheckerPod } from '../../lib/check/pod-builder.ts';
 import { validateCheck } from '../../lib/check/validate-check.ts';
+import { healthCheckCronJob } from '../../lib/healthcheck/cronjob.ts';
 import { KHRUN_POD_ANNOTATION, toV3Pod } from '../../lib/healthcheck/pod-view.ts';
 import {
   HC_API_VERSION,
@@ -28,7 +29,6 @@ import { validateHealthCheck } from '../../lib/healthcheck/validate.ts';
 import { statusCodeOf } from '../../lib/kube/errors.ts';
 import { batchJobMetadata, runBatchJobSpec } from '../../lib/schedule/batch-job.ts';
 import { checkCronJob } from '../../lib/schedule/check-cronjob.ts';
-import { healthCheckCronJob } from '../../lib/schedule/healthcheck-cronjob.ts';
 import { DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
 import type { KhCheck, ValidCheck } from '../../lib/state/resources.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, uniqueName } from './helpers/cluster.ts';

@@ -18,12 +18,12 @@ import { statusCodeOf } from '../../lib/kube/errors.ts';
 import { kubeClient } from '../../lib/kube/kube-client.ts';
 import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
 import type { CheckRef } from '../../lib/schedule/run-job.ts';
-import { runTick } from '../../lib/schedule/tick.ts';
-import { tickKube } from '../../lib/schedule/tick-kube.ts';
 import { readActiveRun, readLastOutcome } from '../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION } from '../../lib/state/resources.ts';
 import { WORKLOAD_LABEL } from '../../lib/state/workload.ts';
 import type { V2Status } from '../../lib/status/status-json.ts';
+import { runTick } from '../../lib/tick/tick.ts';
+import { tickKube } from '../../lib/tick/tick-kube.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpers/cluster.ts';
 import {
   applyDeploy,

@@ -7,13 +7,13 @@ import { silentLog } from '../../lib/core/log.ts';
 import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { runListWatch } from '../../lib/kube/list-watch.ts';
 import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
-import { runTick } from '../../lib/schedule/tick.ts';
 import type { TickEntry } from '../../lib/schedule/tick-entry.ts';
-import { tickKube } from '../../lib/schedule/tick-kube.ts';
 import { parseHistory } from '../../lib/state/history.ts';
 import { ANNOTATION, readLastOutcome } from '../../lib/state/khstate.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/state/resources.ts';
 import { readOwnerMarker } from '../../lib/takeover/owner-marker.ts';
+import { runTick } from '../../lib/tick/tick.ts';
+import { tickKube } from '../../lib/tick/tick-kube.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpers/cluster.ts';
 import { kubectl } from './helpers/deploy.ts';
 import {

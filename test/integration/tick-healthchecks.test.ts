@@ -11,9 +11,9 @@ import {
 import { kubeClient } from '../../lib/kube/kube-client.ts';
 import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
 import type { CheckRef } from '../../lib/schedule/run-job.ts';
-import { runTick } from '../../lib/schedule/tick.ts';
-import { tickKube } from '../../lib/schedule/tick-kube.ts';
 import { ANNOTATION } from '../../lib/state/khstate.ts';
+import { runTick } from '../../lib/tick/tick.ts';
+import { tickKube } from '../../lib/tick/tick-kube.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 import { applyDeploy, DEPLOY_NAMESPACE, serviceAccountKubeConfig } from './helpers/deploy.ts';
 

@@ -6,9 +6,9 @@ import { tickCommand } from '../../lib/commands/tick.ts';
 import { placeholderRunnerTemplate } from '../../lib/config/runner-template.ts';
 import { silentLog } from '../../lib/core/log.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
-import type { SyncKube } from '../../lib/schedule/sync.ts';
-import type { TickKube } from '../../lib/schedule/tick-port.ts';
 import type { KhCheck } from '../../lib/state/resources.ts';
+import type { SyncKube } from '../../lib/sync/sync.ts';
+import type { TickKube } from '../../lib/tick/tick-port.ts';
 
 // `khrun sync --dry-run` shows what would be applied before anything is installed: without the
 // khrun-runner PodTemplate it renders a clear placeholder runner and says so, in every output format.

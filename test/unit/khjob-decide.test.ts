@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decideJobStep, JOB_RUNNER_ANNOTATION } from '../../lib/job/decide.ts';
+import { decideJobDue } from '../../lib/job/due.ts';
 import { jobAsCheck, type KhJob, phaseOf } from '../../lib/job/khjob.ts';
 import { nextPhase } from '../../lib/job/phase.ts';
-import { decideJobDue } from '../../lib/schedule/due-jobs.ts';
 import { type ActiveRun, ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
 import type { KhState } from '../../lib/state/resources.ts';
 

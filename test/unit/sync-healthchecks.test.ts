@@ -2,8 +2,8 @@ import type { V1CronJob } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { HealthCheck } from '../../lib/healthcheck/resources.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
-import { planSync } from '../../lib/schedule/sync.ts';
 import type { KhCheck } from '../../lib/state/resources.ts';
+import { planSync } from '../../lib/sync/sync.ts';
 
 const TEMPLATE = { spec: { containers: [{ name: 'runner', image: 'khrun:0.1.0' }] } };
 

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { CRONJOB_NAME_MAX, checkCronJob, cronJobName } from '../../lib/schedule/check-cronjob.ts';
 import { cronForInterval } from '../../lib/schedule/cron.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
-import { planSync } from '../../lib/schedule/sync.ts';
 import type { KhCheck } from '../../lib/state/resources.ts';
+import { planSync } from '../../lib/sync/sync.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { silentLog } from '../../lib/core/log.ts';
 import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
-import { runTick } from '../../lib/schedule/tick.ts';
-import type { TickKube } from '../../lib/schedule/tick-port.ts';
 import { newKhState } from '../../lib/state/khstate.ts';
 import type { KhCheck, KhState } from '../../lib/state/resources.ts';
+import { runTick } from '../../lib/tick/tick.ts';
+import type { TickKube } from '../../lib/tick/tick-port.ts';
 
 const T0 = Date.parse('2026-01-01T12:00:00Z');
 

@@ -3,8 +3,6 @@ import { describe, expect, it } from 'vitest';
 import { podViewOf } from '../../lib/healthcheck/pod-view.ts';
 import type { HealthCheck } from '../../lib/healthcheck/resources.ts';
 import { FOREIGN_RUNNER, planHealthCheckWrite, stateViewOf } from '../../lib/healthcheck/state-view.ts';
-import { runTick } from '../../lib/schedule/tick.ts';
-import type { TickKube } from '../../lib/schedule/tick-port.ts';
 import { HISTORY_ANNOTATION } from '../../lib/state/history.ts';
 import { readActiveRun } from '../../lib/state/khstate.ts';
 import { adoptedState, handedBackState, orphanedPods } from '../../lib/takeover/adoption.ts';
@@ -12,6 +10,8 @@ import { kuberhealthyGuard } from '../../lib/takeover/guard.ts';
 import type { KuberhealthyInstall } from '../../lib/takeover/installations.ts';
 import { readOwnerMarker } from '../../lib/takeover/owner-marker.ts';
 import { decideOwnership, V3_FINALIZER } from '../../lib/takeover/ownership.ts';
+import { runTick } from '../../lib/tick/tick.ts';
+import type { TickKube } from '../../lib/tick/tick-port.ts';
 
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
 const V3_UUID = '11111111-2222-4333-8444-555555555555';

@@ -14,11 +14,11 @@ import {
 import { planBatches } from '../../lib/schedule/dispatch-due.ts';
 import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
 import { type CheckRef, DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
-import { runTick } from '../../lib/schedule/tick.ts';
-import type { TickKube } from '../../lib/schedule/tick-port.ts';
 import { readDispatchClaim } from '../../lib/state/dispatch-claim.ts';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
 import type { KhCheck, KhState } from '../../lib/state/resources.ts';
+import { runTick } from '../../lib/tick/tick.ts';
+import type { TickKube } from '../../lib/tick/tick-port.ts';
 import { kubeconfigFile } from './fakes/kubeconfig-file.ts';
 
 const MIN = 60_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { decideHealthCheckDue } from '../../lib/healthcheck/due.ts';
 import type { HealthCheck } from '../../lib/healthcheck/resources.ts';
-import { decideHealthCheckDue } from '../../lib/schedule/due-healthchecks.ts';
 import { ANNOTATION } from '../../lib/state/khstate.ts';
 
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);

@@ -1,16 +1,17 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { HealthCheckWrites } from '../../lib/healthcheck/dispatch-claims.ts';
+import { healthCheckClaims } from '../../lib/healthcheck/dispatch-claims.ts';
 import type { HealthCheck } from '../../lib/healthcheck/resources.ts';
 import type { KhJob } from '../../lib/job/khjob.ts';
 import { WriteConflict } from '../../lib/kube/errors.ts';
 import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
-import { healthCheckClaims } from '../../lib/schedule/healthcheck-claims.ts';
 import { khStateClaims } from '../../lib/schedule/khstate-claims.ts';
 import { releaseClaim } from '../../lib/schedule/release-claim.ts';
-import { runTick } from '../../lib/schedule/tick.ts';
-import type { HealthCheckWrites, TickKube } from '../../lib/schedule/tick-port.ts';
 import { readDispatchClaim, withDispatchClaim } from '../../lib/state/dispatch-claim.ts';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
 import type { KhState } from '../../lib/state/resources.ts';
+import { runTick } from '../../lib/tick/tick.ts';
+import type { TickKube } from '../../lib/tick/tick-port.ts';
 import { FakeApiError, FakeKube } from './fakes/fake-kube.ts';
 
 // The tick's one claim → send → release path, for the kinds whose claims live elsewhere than a khcheck's:

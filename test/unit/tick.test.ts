@@ -7,11 +7,11 @@ import { WriteConflict } from '../../lib/kube/errors.ts';
 import type { Dispatcher } from '../../lib/schedule/dispatcher.ts';
 import { DEFAULT_DUE_TIMINGS, decideDue } from '../../lib/schedule/due.ts';
 import { type CheckRef, DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
-import { runTick } from '../../lib/schedule/tick.ts';
-import type { TickKube } from '../../lib/schedule/tick-port.ts';
 import { DISPATCH_ANNOTATION, readDispatchClaim } from '../../lib/state/dispatch-claim.ts';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
 import type { KhCheck, KhState } from '../../lib/state/resources.ts';
+import { runTick } from '../../lib/tick/tick.ts';
+import type { TickKube } from '../../lib/tick/tick-port.ts';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-01-01T12:00:00Z');

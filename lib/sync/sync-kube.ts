@@ -1,12 +1,12 @@
 import { PatchStrategy, setHeaderOptions, type V1CronJob } from '@kubernetes/client-node';
+import { listHealthChecks } from '../kinds/list-kinds.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { retryTransient } from '../kube/transient.ts';
+import { CHECK_CRONJOB_COMPONENT } from '../schedule/check-cronjob.ts';
+import { listInScope } from '../schedule/list-in-scope.ts';
+import { COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from '../schedule/run-job.ts';
 import { KHCHECK_PLURAL, type KhCheck } from '../state/resources.ts';
-import { CHECK_CRONJOB_COMPONENT } from './check-cronjob.ts';
-import { listInScope } from './list-in-scope.ts';
-import { listHealthChecks } from './list-kinds.ts';
-import { COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from './run-job.ts';
 import type { SyncKube } from './sync.ts';
 
 export const SYNC_FIELD_MANAGER = 'khrun-sync' as const;

@@ -1,8 +1,8 @@
-import { decideJobStep } from '../job/decide.ts';
-import { jobRunUuid, type KhJob } from '../job/khjob.ts';
+import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings } from '../schedule/due.ts';
 import { readActiveRun, readDispatchClaim } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
-import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings } from './due.ts';
+import { decideJobStep } from './decide.ts';
+import { jobRunUuid, type KhJob } from './khjob.ts';
 
 /**
  * Whether a khjob needs an invocation now, from the khjob and its khstate alone (pure); undefined when it

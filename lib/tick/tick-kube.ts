@@ -1,14 +1,13 @@
 import type { V1Job, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
+import { listHealthChecks, listKhJobs } from '../kinds/list-kinds.ts';
 import { classifyApiError, isNotFound } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import { retryTransient } from '../kube/transient.ts';
-import { KHCHECK_PLURAL, KHSTATE_PLURAL, type KhCheck, type KhState } from '../state/resources.ts';
-import { batchJobMetadata, runBatchJobSpec } from './batch-job.ts';
-import type { Dispatcher } from './dispatcher.ts';
-import { listInScope } from './list-in-scope.ts';
-import { listHealthChecks, listKhJobs } from './list-kinds.ts';
+import { batchJobMetadata, runBatchJobSpec } from '../schedule/batch-job.ts';
+import type { Dispatcher } from '../schedule/dispatcher.ts';
+import { listInScope } from '../schedule/list-in-scope.ts';
 import {
   CHECK_LABEL,
   type CheckRef,
@@ -21,7 +20,8 @@ import {
   RUNNER_CHECK_NAMESPACE_ANNOTATION,
   type RunJobOptions,
   runJobSpec,
-} from './run-job.ts';
+} from '../schedule/run-job.ts';
+import { KHCHECK_PLURAL, KHSTATE_PLURAL, type KhCheck, type KhState } from '../state/resources.ts';
 import type { TickKube } from './tick-port.ts';
 
 /** Job names per kind: a khjob or HealthCheck of a khcheck's name never takes its Job name. */

@@ -1,11 +1,11 @@
-import { jobAsCheck, type KhJob } from '../job/khjob.ts';
 import type { KhStateStore } from '../kube/cas.ts';
+import type { DueTimings } from '../schedule/due.ts';
+import { khStateClaims } from '../schedule/khstate-claims.ts';
+import { scheduleOf } from '../schedule/schedule-of.ts';
+import type { TickKind } from '../schedule/tick-kind.ts';
 import type { KhState } from '../state/resources.ts';
-import type { DueTimings } from './due.ts';
-import { decideJobDue } from './due-jobs.ts';
-import { khStateClaims } from './khstate-claims.ts';
-import { scheduleOf } from './schedule-of.ts';
-import type { TickKind } from './tick-kind.ts';
+import { decideJobDue } from './due.ts';
+import { jobAsCheck, type KhJob } from './khjob.ts';
 
 /**
  * khjobs in the tick: each new khjob (and each whose run a killed runner left) is its own runner
@@ -13,13 +13,17 @@ import type { TickKind } from './tick-kind.ts';
  * (or that something other than khrun runs) is not listed (decideJobDue). Whether the khjob then runs once
  * is the runner's to guarantee (lib/job).
  */
-export function khjobTicks(p: { store: KhStateStore; timings: DueTimings }): TickKind<KhJob, KhState> {
+export function khjobTicks(p: {
+  jobs: readonly KhJob[];
+  store: KhStateStore;
+  timings: DueTimings;
+}): TickKind<KhJob, KhState> {
   return {
     kind: 'khjob',
     batches: false,
-    objects: (lists) => lists.jobs,
+    objects: p.jobs,
     target: (job) => ({ kind: 'khjob', namespace: job.metadata.namespace, name: job.metadata.name }),
-    listed: (job, lists) => lists.states.get(`${job.metadata.namespace}/${job.metadata.name}`) ?? null,
+    listed: (job, states) => states.get(`${job.metadata.namespace}/${job.metadata.name}`) ?? null,
     decide: (job, state, nowMs) => decideJobDue(job, state, nowMs, p.timings),
     guardView: (listed) => listed,
     send: (job) => ({

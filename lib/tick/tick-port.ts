@@ -1,17 +1,8 @@
+import type { HealthCheckWrites } from '../healthcheck/dispatch-claims.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import type { KhJob } from '../job/khjob.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { KhCheck, KhState } from '../state/resources.ts';
-
-/**
- * The HealthCheck requests the tick makes: read one, and replace it (its annotations; never its status,
- * which is v3's result and the runner's to write) with metadata.resourceVersion as precondition,
- * WriteConflict on 409. lib/healthcheck's HealthCheckApi has both.
- */
-export interface HealthCheckWrites {
-  get(namespace: string, name: string): Promise<HealthCheck | null>;
-  replace(hc: HealthCheck, writer?: string): Promise<HealthCheck>;
-}
 
 /** What a tick needs from the API server, shaped like the domain; the real one is tick-kube.ts. */
 export interface TickKube {

@@ -1,9 +1,18 @@
-import type { HealthCheck } from '../healthcheck/resources.ts';
 import { updateWithRetry } from '../kube/cas.ts';
+import type { ClaimStore } from '../schedule/claim-store.ts';
 import { ANNOTATION, type DispatchClaim, readDispatchClaim } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
-import type { ClaimStore } from './claim-store.ts';
-import type { HealthCheckWrites } from './tick-port.ts';
+import type { HealthCheck } from './resources.ts';
+
+/**
+ * The HealthCheck requests the tick makes: read one, and replace it (its annotations; never its status,
+ * which is v3's result and the runner's to write) with metadata.resourceVersion as precondition,
+ * WriteConflict on 409. lib/healthcheck's HealthCheckApi has both.
+ */
+export interface HealthCheckWrites {
+  get(namespace: string, name: string): Promise<HealthCheck | null>;
+  replace(hc: HealthCheck, writer?: string): Promise<HealthCheck>;
+}
 
 /** The HealthCheck with the dispatch claim in its khrun.dev/dispatched annotation (or without it). Pure. */
 export function withHealthCheckDispatch(hc: HealthCheck, claim: DispatchClaim | undefined): HealthCheck {

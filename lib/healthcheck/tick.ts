@@ -1,10 +1,10 @@
-import type { HealthCheck } from '../healthcheck/resources.ts';
-import { stateViewOf, timeoutMsOf } from '../healthcheck/state-view.ts';
-import type { DueTimings } from './due.ts';
-import { decideHealthCheckDue } from './due-healthchecks.ts';
-import { healthCheckClaims } from './healthcheck-claims.ts';
-import type { TickKind } from './tick-kind.ts';
-import type { HealthCheckWrites } from './tick-port.ts';
+import type { DueTimings } from '../schedule/due.ts';
+import type { TickKind } from '../schedule/tick-kind.ts';
+import type { HealthCheckWrites } from './dispatch-claims.ts';
+import { healthCheckClaims } from './dispatch-claims.ts';
+import { decideHealthCheckDue } from './due.ts';
+import type { HealthCheck } from './resources.ts';
+import { stateViewOf, timeoutMsOf } from './state-view.ts';
 
 /**
  * Kuberhealthy v3 HealthChecks in the tick: due as v3 decides it (decideHealthCheckDue), each its own
@@ -13,13 +13,14 @@ import type { HealthCheckWrites } from './tick-port.ts';
  * HealthCheck gone since it was listed is not due.
  */
 export function healthCheckTicks(p: {
+  healthChecks: readonly HealthCheck[];
   api: HealthCheckWrites;
   timings: DueTimings;
 }): TickKind<HealthCheck, HealthCheck> {
   return {
     kind: 'healthcheck',
     batches: false,
-    objects: (lists) => lists.healthChecks,
+    objects: p.healthChecks,
     target: (hc) => ({ kind: 'healthcheck', namespace: hc.metadata.namespace, name: hc.metadata.name }),
     listed: (hc) => hc,
     decide: (_hc, current, nowMs) => (current ? decideHealthCheckDue(current, nowMs, p.timings) : undefined),

@@ -1,10 +1,10 @@
 import { parseGoDuration } from '../core/duration.ts';
-import { HC_DEFAULT_RUN_INTERVAL, type HealthCheck } from '../healthcheck/resources.ts';
-import { stateViewOf } from '../healthcheck/state-view.ts';
-import { readHealthCheckStatus } from '../healthcheck/status-view.ts';
-import { validateHealthCheck } from '../healthcheck/validate.ts';
+import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings } from '../schedule/due.ts';
 import { readActiveRun, readDispatchClaim } from '../state/khstate.ts';
-import { DEFAULT_DUE_TIMINGS, type DueDecision, type DueTimings } from './due.ts';
+import { HC_DEFAULT_RUN_INTERVAL, type HealthCheck } from './resources.ts';
+import { stateViewOf } from './state-view.ts';
+import { readHealthCheckStatus } from './status-view.ts';
+import { validateHealthCheck } from './validate.ts';
 
 /** The runInterval a HealthCheck is scheduled with: v3's, else its default (an invalid one still gets runs,
  * so its runner records why in its status). */

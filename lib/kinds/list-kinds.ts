@@ -3,7 +3,7 @@ import { KHJOB_PLURAL, type KhJob } from '../job/khjob.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
-import { listInScope } from './list-in-scope.ts';
+import { listInScope } from '../schedule/list-in-scope.ts';
 
 /**
  * The khjobs in scope, for the tick (one list per tick). A cluster without the khjob CRD (installed before khrun shipped it)

@@ -2,16 +2,22 @@ import type { Clock } from '../core/clock.ts';
 import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { targetLabel } from '../core/run-target.ts';
+import { healthCheckTicks } from '../healthcheck/tick.ts';
+import { khjobTicks } from '../job/tick.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import { DEFAULT_TICK_CONCURRENCY, dispatchDue } from '../schedule/dispatch-due.ts';
+import type { Dispatcher } from '../schedule/dispatcher.ts';
+import { DEFAULT_DUE_TIMINGS, type DueTimings } from '../schedule/due.ts';
+import type { TickEntry } from '../schedule/tick-entry.ts';
+import { khcheckTicks } from '../schedule/tick-khchecks.ts';
+import {
+  type AnyTickKind,
+  anyTickKind,
+  type DueObject,
+  type ListedStates,
+  type TickKind,
+} from '../schedule/tick-kind.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
-import { DEFAULT_TICK_CONCURRENCY, dispatchDue } from './dispatch-due.ts';
-import type { Dispatcher } from './dispatcher.ts';
-import { DEFAULT_DUE_TIMINGS, type DueTimings } from './due.ts';
-import type { TickEntry } from './tick-entry.ts';
-import { healthCheckTicks } from './tick-healthchecks.ts';
-import { khjobTicks } from './tick-jobs.ts';
-import { khcheckTicks } from './tick-khchecks.ts';
-import { type AnyTickKind, anyTickKind, type DueObject, type TickKind, type TickLists } from './tick-kind.ts';
 import type { TickKube } from './tick-port.ts';
 
 export interface TickConfig {
@@ -51,12 +57,7 @@ export async function runTick(deps: Deps, cfg: TickConfig): Promise<TickEntry[]>
     dispatcher.runsKhJobs && kube.listJobs ? kube.listJobs(cfg.scope) : [],
     dispatcher.runsHealthChecks && kube.listHealthChecks ? kube.listHealthChecks(cfg.scope) : [],
   ]);
-  const lists: TickLists = {
-    checks,
-    states: new Map(states.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s])),
-    jobs,
-    healthChecks,
-  };
+  const listed: ListedStates = new Map(states.map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, s]));
   const s: Settings = {
     identity: cfg.identity,
     maxAttempts: cfg.maxAttempts ?? 4,
@@ -65,12 +66,14 @@ export async function runTick(deps: Deps, cfg: TickConfig): Promise<TickEntry[]>
     concurrency: cfg.concurrency ?? DEFAULT_TICK_CONCURRENCY,
   };
   const kinds: AnyTickKind[] = [
-    anyTickKind(khcheckTicks({ store: kube, timings })),
-    anyTickKind(khjobTicks({ store: kube, timings })),
-    ...(kube.healthChecks ? [anyTickKind(healthCheckTicks({ api: kube.healthChecks, timings }))] : []),
+    anyTickKind(khcheckTicks({ checks, store: kube, timings })),
+    anyTickKind(khjobTicks({ jobs, store: kube, timings })),
+    ...(kube.healthChecks
+      ? [anyTickKind(healthCheckTicks({ healthChecks, api: kube.healthChecks, timings }))]
+      : []),
   ];
   const entries: TickEntry[] = [];
-  for (const kind of kinds) entries.push(...(await kind.with((k) => tickKind(deps, k, lists, s))));
+  for (const kind of kinds) entries.push(...(await kind.with((k) => tickKind(deps, k, listed, s))));
   return entries;
 }
 
@@ -78,11 +81,10 @@ export async function runTick(deps: Deps, cfg: TickConfig): Promise<TickEntry[]>
 async function tickKind<T, S>(
   deps: Deps,
   kind: TickKind<T, S>,
-  lists: TickLists,
+  states: ListedStates,
   s: Settings,
 ): Promise<TickEntry[]> {
-  const items = kind
-    .objects(lists)
+  const items = kind.objects
     .map((item) => ({ item, target: kind.target(item) }))
     .map((o) => ({ ...o, label: targetLabel(o.target) }))
     .sort((a, b) => a.label.localeCompare(b.label));
@@ -90,7 +92,7 @@ async function tickKind<T, S>(
   const entries: Array<TickEntry | undefined> = [];
   const due: Array<DueObject<S> & { at: number }> = [];
   for (const { item, target, label } of items) {
-    const listed = kind.listed(item, lists);
+    const listed = kind.listed(item, states);
     const decide = (state: S | null) => kind.decide(item, state, deps.clock.nowMs());
     const first = decide(listed);
     if (first === undefined) continue;

@@ -1,11 +1,11 @@
 import type { V1CronJob, V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { Log } from '../core/log.ts';
+import { healthCheckCronJob } from '../healthcheck/cronjob.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import { checkCronJob } from '../schedule/check-cronjob.ts';
+import type { RunJobOptions } from '../schedule/run-job.ts';
 import type { KhCheck } from '../state/resources.ts';
-import { checkCronJob } from './check-cronjob.ts';
-import { healthCheckCronJob } from './healthcheck-cronjob.ts';
-import type { RunJobOptions } from './run-job.ts';
 
 /** What sync needs from the API server; the real one is sync-kube.ts. */
 export interface SyncKube {

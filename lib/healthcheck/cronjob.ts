@@ -1,9 +1,9 @@
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
-import { HC_API_VERSION, HC_KIND, type HealthCheck } from '../healthcheck/resources.ts';
-import { timeoutMsOf } from '../healthcheck/state-view.ts';
-import { runnableViewOf } from '../healthcheck/validate.ts';
-import { type CheckCronJob, CRONJOB_NAME_MAX, checkCronJob } from './check-cronjob.ts';
-import { fitName, type RunJobOptions, runJobSpec } from './run-job.ts';
+import { type CheckCronJob, CRONJOB_NAME_MAX, checkCronJob } from '../schedule/check-cronjob.ts';
+import { fitName, type RunJobOptions, runJobSpec } from '../schedule/run-job.ts';
+import { HC_API_VERSION, HC_KIND, type HealthCheck } from './resources.ts';
+import { timeoutMsOf } from './state-view.ts';
+import { runnableViewOf } from './validate.ts';
 
 /** The CronJob name for a HealthCheck: `khrun-hc-<name>`, so a khcheck of the same name keeps its own. */
 export function healthCheckCronJobName(hc: { namespace: string; name: string }): string {
