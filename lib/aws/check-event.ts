@@ -1,12 +1,12 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { type CheckGate, gateCheckRequest } from '../healthcheck/check-gate.ts';
+import { CHECK_PATH } from '../healthcheck/check-url.ts';
+import { handleCheckReport } from '../healthcheck/handle-check-report.ts';
 import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
 import { healthCheckPort } from '../healthcheck/healthcheck-port.ts';
 import { findRunByUuid } from '../healthcheck/report-route.ts';
 import { loggableError } from '../kube/errors.ts';
 import type { ReportAccess } from '../report/authorize-report.ts';
-import { type CheckGate, gateCheckRequest } from '../report/check-gate.ts';
-import { CHECK_PATH } from '../report/check-url.ts';
-import { handleCheckReport } from '../report/handle-check-report.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../report/http-server.ts';
 import { ANSWER_MARGIN_MS, type ReportEventDeps } from './report-event-deps.ts';
 

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { CHECK_PATH } from '../healthcheck/check-url.ts';
 import { loggableError } from '../kube/errors.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import { authorizeReport } from '../report/authorize-report.ts';
-import { CHECK_PATH } from '../report/check-url.ts';
 import { handleReport } from '../report/handle-report.ts';
 import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import { normalizeIp } from '../report/identify-caller.ts';

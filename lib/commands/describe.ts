@@ -14,6 +14,7 @@ import {
   type HealthCheck,
 } from '../healthcheck/resources.ts';
 import { FOREIGN_RUNNER, stateViewOf, timeoutMsOf } from '../healthcheck/state-view.ts';
+import { healthCheckHasRun, runIntervalMsOf } from '../healthcheck/status-json.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { readHistory } from '../state/history.ts';
@@ -32,7 +33,6 @@ import {
   type KhState,
 } from '../state/resources.ts';
 import { readTotals } from '../state/totals.ts';
-import { healthCheckHasRun, runIntervalMsOf } from '../status/healthcheck-json.ts';
 import { runDurationSeconds } from '../status/run-duration.ts';
 import { hasRun } from '../status/status-json.ts';
 import { formatTable, humanDuration, paint, shortDuration } from './table.ts';

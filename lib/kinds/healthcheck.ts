@@ -1,9 +1,9 @@
+import { checkUrlOf, signedCheckUrl } from '../healthcheck/check-url.ts';
 import { healthCheckEventSink } from '../healthcheck/events.ts';
 import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
 import { healthCheckPort } from '../healthcheck/healthcheck-port.ts';
 import { HealthCheckNotFoundError } from '../healthcheck/not-found.ts';
 import { healthCheckReportRoute } from '../healthcheck/report-route.ts';
-import { checkUrlOf, signedCheckUrl } from '../report/check-url.ts';
 import { CheckNotFoundError } from '../run/errors.ts';
 import type { Kind } from './kind.ts';
 

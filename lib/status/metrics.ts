@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Metric, Registry } from 'prom-client';
+import { addHealthCheckSeries } from '../healthcheck/metrics.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import { readConsecutiveFailures } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
@@ -10,7 +11,6 @@ import {
   readTotals,
 } from '../state/totals.ts';
 import { errorLabel, type MetricsOptions } from './error-label.ts';
-import { addHealthCheckSeries } from './healthcheck-metrics.ts';
 import { addJobSeries } from './job-metrics.ts';
 import { runDurationSeconds } from './run-duration.ts';
 import { buildStatus, checkKey } from './status-json.ts';

@@ -1,8 +1,8 @@
 import type { HealthCheck } from '../healthcheck/resources.ts';
+import { listedHealthChecks, type V3CheckDetail } from '../healthcheck/status-json.ts';
 import { readActiveRun, readLastOutcome } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import { isJobState } from '../state/workload.ts';
-import { listedHealthChecks, type V3CheckDetail } from './healthcheck-json.ts';
 
 /** One check in v2's status JSON: the khstate spec with v2's keys, in v2's (Go struct) order. */
 export interface V2WorkloadDetails {

@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { checkRoute } from '../../lib/healthcheck/check-route.ts';
+import { signedCheckUrl } from '../../lib/healthcheck/check-url.ts';
+import type { CheckReportDeps } from '../../lib/healthcheck/handle-check-report.ts';
 import type { UnsignedPolicy } from '../../lib/report/authorize-report.ts';
-import { checkRoute } from '../../lib/report/check-route.ts';
-import { signedCheckUrl } from '../../lib/report/check-url.ts';
-import type { CheckReportDeps } from '../../lib/report/handle-check-report.ts';
 import { randomReportKey } from '../../lib/report/report-token.ts';
 import { newKhState, readAcceptedReport } from '../../lib/state/khstate.ts';
 import { claimRun } from '../../lib/state/record.ts';

@@ -1,9 +1,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handleCheckReport } from '../../lib/healthcheck/handle-check-report.ts';
 import { healthCheckPort } from '../../lib/healthcheck/healthcheck-port.ts';
 import type { HealthCheck } from '../../lib/healthcheck/resources.ts';
 import { FOREIGN_RUNNER } from '../../lib/healthcheck/state-view.ts';
-import { handleCheckReport } from '../../lib/report/handle-check-report.ts';
 import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { type IterationConfig, runIteration } from '../../lib/run/iteration.ts';
 import { parseHistory } from '../../lib/state/history.ts';

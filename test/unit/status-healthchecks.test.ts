@@ -4,9 +4,9 @@ import { healthCheckRows, mergeRows, renderStatusTable, statusRows } from '../..
 import { checkViewOf } from '../../lib/healthcheck/check-view.ts';
 import type { HealthCheck, HealthCheckStatus } from '../../lib/healthcheck/resources.ts';
 import { timeoutMsOf } from '../../lib/healthcheck/state-view.ts';
+import { healthCheckDetail, listedHealthChecks, runIntervalMsOf } from '../../lib/healthcheck/status-json.ts';
 import { newKhState } from '../../lib/state/khstate.ts';
 import type { KhCheck, KhState } from '../../lib/state/resources.ts';
-import { healthCheckDetail, listedHealthChecks, runIntervalMsOf } from '../../lib/status/healthcheck-json.ts';
 import { renderMetrics } from '../../lib/status/metrics.ts';
 import { buildStatus } from '../../lib/status/status-json.ts';
 import { parsePromText } from '../helpers/prom-text.ts';

@@ -1,6 +1,7 @@
 import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { RUN_ID_LABEL } from '../../../lib/check/pod-builder.ts';
 import type { Log } from '../../../lib/core/log.ts';
+import { handleCheckReport } from '../../../lib/healthcheck/handle-check-report.ts';
 import { healthCheckPort } from '../../../lib/healthcheck/healthcheck-port.ts';
 import { HC_POD, type HealthCheck } from '../../../lib/healthcheck/resources.ts';
 import type { JobKube } from '../../../lib/job/job-kube.ts';
@@ -11,7 +12,6 @@ import type { SessionKit } from '../../../lib/kinds/kind.ts';
 import { KINDS } from '../../../lib/kinds/registry.ts';
 import { WriteConflict } from '../../../lib/kube/errors.ts';
 import type { KubePort } from '../../../lib/kube/port.ts';
-import { handleCheckReport } from '../../../lib/report/handle-check-report.ts';
 import { handleReport } from '../../../lib/report/handle-report.ts';
 import type { CallerLookup } from '../../../lib/report/identify-caller.ts';
 import type { AcquireDeps } from '../../../lib/run/acquire-deps.ts';

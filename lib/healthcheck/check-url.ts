@@ -4,7 +4,7 @@ import {
   type ReportPath,
   type RunRef,
   signedReportUrl,
-} from './report-token.ts';
+} from '../report/report-token.ts';
 
 /**
  * Kuberhealthy v3's report path. v3's Go checkclient refuses a KH_REPORTING_URL whose path is anything

@@ -3,12 +3,12 @@ import { API_OUTAGE_BACKOFF, Backoff } from '../core/backoff.ts';
 import { shortId } from '../core/ids.ts';
 import { done, RetriesExhausted, updateWithRetry, write as writeStep } from '../kube/cas.ts';
 import { isTransientApiError, loggableError } from '../kube/errors.ts';
+import { acceptReport, sameUuid } from '../report/accept-report.ts';
+import type { ReportCaller } from '../report/authorize-report.ts';
+import { type ReportDeps, reportHoldMs } from '../report/handle-report.ts';
+import { parseReportBody, type Report } from '../report/parse-report.ts';
 import { readAcceptedReport, readActiveRun } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
-import { acceptReport, sameUuid } from './accept-report.ts';
-import type { ReportCaller } from './authorize-report.ts';
-import { type ReportDeps, reportHoldMs } from './handle-report.ts';
-import { parseReportBody, type Report } from './parse-report.ts';
 
 /** The v3 endpoint's dependencies: the v2 report's, plus v3's lookup of a run by its UUID alone. */
 export interface CheckReportDeps extends Omit<ReportDeps, 'lookup'> {

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Log } from '../core/log.ts';
 import { loggableError } from '../kube/errors.ts';
-import type { ReportAccess } from './authorize-report.ts';
+import type { ReportAccess } from '../report/authorize-report.ts';
+import { normalizeIp } from '../report/identify-caller.ts';
+import { BodyBudget, BodyRefused, readBody } from '../report/read-body.ts';
+import { refusalHeaders } from '../report/refusal-headers.ts';
+import type { Route } from '../report/routes.ts';
 import { gateCheckRequest } from './check-gate.ts';
 import { CHECK_PATH } from './check-url.ts';
 import { type CheckReportDeps, handleCheckReport } from './handle-check-report.ts';
-import { normalizeIp } from './identify-caller.ts';
-import { BodyBudget, BodyRefused, readBody } from './read-body.ts';
-import { refusalHeaders } from './refusal-headers.ts';
-import type { Route } from './routes.ts';
 
 export interface CheckRouteOptions {
   /** Signed runs (the `khrun` query) and what a report without one gets; checked before the body is read. */

@@ -1,10 +1,10 @@
 import type { Counter, Gauge } from 'prom-client';
-import type { HealthCheck } from '../healthcheck/resources.ts';
-import { stateViewOf } from '../healthcheck/state-view.ts';
-import { readHealthCheckStatus } from '../healthcheck/status-view.ts';
 import { readConsecutiveFailures } from '../state/khstate.ts';
 import { type OutcomeTotals, readTotals } from '../state/totals.ts';
-import { listedHealthChecks } from './healthcheck-json.ts';
+import type { HealthCheck } from './resources.ts';
+import { stateViewOf } from './state-view.ts';
+import { listedHealthChecks } from './status-json.ts';
+import { readHealthCheckStatus } from './status-view.ts';
 
 /**
  * The label every HealthCheck series carries and no khcheck series does: khcheck series keep v2's labels

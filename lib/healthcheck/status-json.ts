@@ -1,7 +1,7 @@
 import { parseGoDuration } from '../core/duration.ts';
-import { HC_DEFAULT_RUN_INTERVAL, type HealthCheck } from '../healthcheck/resources.ts';
-import { timeoutMsOf } from '../healthcheck/state-view.ts';
-import { readHealthCheckStatus } from '../healthcheck/status-view.ts';
+import { HC_DEFAULT_RUN_INTERVAL, type HealthCheck } from './resources.ts';
+import { timeoutMsOf } from './state-view.ts';
+import { readHealthCheckStatus } from './status-view.ts';
 
 /**
  * One HealthCheck in khrun's status JSON: v3.0.0's `/json` per-check entry (`health.CheckDetail`: the

@@ -1,4 +1,4 @@
-import { authorizeReport, type ReportAccess, type ReportCaller } from './authorize-report.ts';
+import { authorizeReport, type ReportAccess, type ReportCaller } from '../report/authorize-report.ts';
 import { checkTokenPath } from './check-url.ts';
 
 export type CheckGate =
