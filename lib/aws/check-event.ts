@@ -18,7 +18,7 @@ const text = (statusCode: number, body: string): APIGatewayProxyStructuredResult
 
 /**
  * Kuberhealthy v3's `POST /check` judged from the function URL request alone: the same gate, codes and words
- * as `khrun serve`'s route (lib/report/check-gate.ts); a function URL carries no source address to judge.
+ * as `khrun serve`'s route (lib/healthcheck/check-gate.ts); a function URL carries no source address to judge.
  */
 export function gateCheckEvent(
   req: { method: string; headers: Record<string, string | undefined>; query: string; nowMs: number },

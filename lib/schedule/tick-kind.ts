@@ -8,7 +8,7 @@ import type { CheckRef } from './run-job.ts';
 export type ListedStates = ReadonlyMap<string, KhState>;
 
 /**
- * What the tick's loop (tick.ts) needs from one kind of object. T is the kind's item (its object, with
+ * What the tick's loop (lib/tick/tick.ts) needs from one kind of object. T is the kind's item (its object, with
  * whatever the adapter works out once per object); S is the version the kind's dispatch claim is read
  * from and written on. Every function but claims is pure.
  */
