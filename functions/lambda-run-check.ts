@@ -8,6 +8,7 @@ import { lambdaRunPlan } from '../lib/config/batch-options.ts';
 import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { type KubeClient, runnerClient } from '../lib/kube/kube-client.ts';
+import { runSettings } from '../lib/session/session.ts';
 
 // runCheck: one iteration of one khcheck, HealthCheck or khjob per invocation (from the tick, a schedule
 // rule or `aws lambda invoke`), event {"kind": "khcheck" | "khjob" | "healthcheck", "checkName": "...",
@@ -45,8 +46,7 @@ export async function handler(event: unknown, context: Context) {
     report: options.report,
     signal: AbortSignal.timeout(Math.max(1_000, budgetMs)),
     log: logPort(logger),
-    leaseMs: options.leaseMs,
-    keepFinishedPods: options.keepFinishedPods,
+    ...runSettings(options),
     takeOver: takeOverSetting({ flags: {}, env: process.env }),
   };
   // Each check's log lines name it (lib/batch/run-batch.ts); the batch's own lines name its size.

@@ -13,6 +13,7 @@ import type { ReportKey } from '../report/report-token.ts';
 import type { Route } from '../report/routes.ts';
 import { startServe } from '../report/shared-server.ts';
 import { runTarget } from '../session/run-target.ts';
+import { type RunSettings, runSettings } from '../session/session.ts';
 import type { MetricsOptions } from '../status/error-label.ts';
 import { startHealthCheckCache } from '../status/healthcheck-cache.ts';
 import { startStateCache } from '../status/state-cache.ts';
@@ -22,7 +23,7 @@ import { triggerRoute } from '../trigger/trigger-route.ts';
 import { triggerRuns } from '../trigger/trigger-runs.ts';
 import { runResultJson } from './job-run.ts';
 
-export interface ServeTriggerOptions {
+export interface ServeTriggerOptions extends RunSettings {
   token: string;
   maxRuns: number;
   maxWaitMs: number;
@@ -30,8 +31,6 @@ export interface ServeTriggerOptions {
   reportTo: { url: string } | { host: string };
   /** Signs the triggered runs' reporting URLs (the server's own key), when configured. */
   reportKey?: ReportKey;
-  leaseMs?: number;
-  keepFinishedPods?: number;
 }
 
 export interface ServeCommandOptions {
@@ -134,13 +133,12 @@ function serveTrigger(opts: ServeCommandOptions, trigger: ServeTriggerOptions, r
     start: (target, hooks) =>
       runTarget(
         {
+          ...runSettings(trigger),
           kc: opts.kc,
           client,
           runner: opts.identity,
           report: { kind: 'external', url: reportingUrl(), key: trigger.reportKey },
           log: opts.log,
-          leaseMs: trigger.leaseMs,
-          keepFinishedPods: trigger.keepFinishedPods,
         },
         {
           target: { kind: 'khcheck', namespace: target.namespace, name: target.checkName },

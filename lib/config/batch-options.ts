@@ -2,6 +2,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { BatchEntry } from '../batch/batch-entry.ts';
 import type { LogLevel } from '../core/log.ts';
 import type { ReportHosting } from '../report/report-hosting.ts';
+import type { RunSettings } from '../session/session.ts';
 import { BATCH_ENV, batchFromEvent, batchFromJson, batchFromNames } from './batch-checks.ts';
 import type { ClusterAccess } from './cluster-access.ts';
 import { identity } from './common.ts';
@@ -23,14 +24,12 @@ import {
 import { type ConfigInput, type Env, setting } from './setting.ts';
 import { oneOf } from './values.ts';
 
-export interface BatchRunOptions {
+export interface BatchRunOptions extends RunSettings {
   kc: KubeConfig;
   checks: BatchEntry[];
   runner: string;
   report: ReportHosting;
   output: 'text' | 'json' | 'yaml';
-  leaseMs: number;
-  keepFinishedPods: number | undefined;
   logLevel: LogLevel;
   /** Fault-suite failpoint (unset in production): SIGKILL the process when any check reaches this phase. */
   killAtPhase: string | undefined;
@@ -99,13 +98,11 @@ export function runPlan(input: ConfigInput<RunFlags>, checks: readonly string[] 
   };
 }
 
-export interface LambdaBatchOptions {
+export interface LambdaBatchOptions extends RunSettings {
   checks: BatchEntry[];
   cluster: ClusterAccess;
   report: LambdaRunCheckOptions['report'];
   budgetMarginMs: number;
-  leaseMs: number;
-  keepFinishedPods: number | undefined;
   logLevel: LogLevel;
 }
 

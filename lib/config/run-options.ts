@@ -4,6 +4,7 @@ import type { KindName, RunTarget } from '../core/run-target.ts';
 import type { ReportHosting } from '../report/report-hosting.ts';
 import type { ReportKey } from '../report/report-token.ts';
 import { ITERATION_DEFAULTS } from '../run/iteration.ts';
+import type { RunSettings } from '../session/session.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';
@@ -41,11 +42,7 @@ function objectToRun(input: ConfigInput<{ check?: string; [flag: string]: string
  * What every run of an invocation shares, one check's or a batch's: the lease, how many finished checker
  * pods each check keeps, and the log level.
  */
-export function runnerSettings(input: ConfigInput): {
-  leaseMs: number;
-  keepFinishedPods: number | undefined;
-  logLevel: LogLevel;
-} {
+export function runnerSettings(input: ConfigInput): RunSettings & { logLevel: LogLevel } {
   return {
     leaseMs: secondsMs(setting(input, { env: ['KHRUN_LEASE_SECONDS'] }), {
       defaultSeconds: ITERATION_DEFAULTS.leaseMs / 1000,

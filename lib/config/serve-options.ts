@@ -4,6 +4,7 @@ import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import type { ReportKey } from '../report/report-token.ts';
+import type { RunSettings } from '../session/session.ts';
 import type { MetricsOptions } from '../status/error-label.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
@@ -62,7 +63,8 @@ export interface ServeOptions {
 }
 
 /** The run trigger of `khrun serve` (lib/trigger). */
-export interface TriggerOptions {
+/** Triggered runs are a runner's runs: the same lease and kept pods as `khrun run` (runnerSettings). */
+export interface TriggerOptions extends RunSettings {
   /** The bearer token callers must send: KHRUN_TRIGGER_TOKEN_FILE (a mounted Secret) or KHRUN_TRIGGER_TOKEN. */
   token: string;
   /** Triggered runs in progress at once: KHRUN_TRIGGER_MAX_RUNS, default 4; one more is answered 429. */
@@ -76,10 +78,6 @@ export interface TriggerOptions {
   reportTo: { url: string } | { host: string };
   /** Signs the triggered runs' reporting URLs: the server's KHRUN_REPORT_KEY, when configured. */
   reportKey: ReportKey | undefined;
-  /** The lease the server holds on a triggered run: KHRUN_LEASE_SECONDS, default 150 (ITERATION_DEFAULTS). */
-  leaseMs: number;
-  /** Finished checker pods each triggered check keeps: KHRUN_KEEP_FINISHED_PODS (0-10, default 3). */
-  keepFinishedPods: number | undefined;
 }
 
 /** A trigger token shorter than this is refused: it would be guessable. */
@@ -145,8 +143,8 @@ function triggerOptions(
   const maxWaitMs = secondsMs(setting(input, { env: ['KHRUN_TRIGGER_MAX_WAIT_SECONDS'] }), {
     defaultSeconds: 300,
   });
-  // A triggered run is a runner's run: the same lease and kept pods as `khrun run` (run-options.ts).
-  const { leaseMs, keepFinishedPods } = runnerSettings(input);
+  // A triggered run is a runner's run: the same settings as `khrun run` (run-options.ts), but its log level.
+  const { logLevel: _serversOwn, ...run } = runnerSettings(input);
   const url = httpUrl(setting(input, { env: ['KH_EXTERNAL_REPORTING_URL'] }));
   const podIp = setting(input, { env: ['POD_IP'] }).text;
   const token = triggerToken(input);
@@ -164,7 +162,7 @@ function triggerOptions(
         'or set POD_IP (in a pod), or --host to an address pods can reach',
     });
   }
-  return { token, maxRuns, maxWaitMs, reportTo, reportKey: key, leaseMs, keepFinishedPods };
+  return { token, maxRuns, maxWaitMs, reportTo, reportKey: key, ...run };
 }
 
 /** `khrun serve`: the report endpoint (and status routes) as a long-running server. */

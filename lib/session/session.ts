@@ -19,10 +19,24 @@ import { reportInbox } from '../run/report-inbox.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
 
 /**
- * Everything a run's settings are, whatever its kind and front end (`khrun run`, a batch, serve's trigger,
- * the runCheck Lambda): a new per-run setting is added here and in lib/config, nowhere else.
+ * The settings configuration gives every run, whatever its kind and front end (`khrun run`, a batch, serve's
+ * trigger, the runCheck Lambda): a new per-run setting is added here, parsed in lib/config's runnerSettings,
+ * and used below; the option types between them extend this one.
  */
-export interface SessionSettings {
+export interface RunSettings {
+  /** The lease a runner holds on its run (KHRUN_LEASE_SECONDS; default ITERATION_DEFAULTS.leaseMs). */
+  leaseMs?: number;
+  /** Finished checker pods kept per check (KHRUN_KEEP_FINISHED_PODS; default ITERATION_DEFAULTS). */
+  keepFinishedPods?: number;
+}
+
+/** The run settings of a wider object (a trigger's options, an invocation's), as their type names them. */
+export function runSettings(o: RunSettings): RunSettings {
+  return { leaseMs: o.leaseMs, keepFinishedPods: o.keepFinishedPods };
+}
+
+/** What a session is opened with: the run settings, and who runs, where pods report, which client. */
+export interface SessionSettings extends RunSettings {
   kc: KubeConfig;
   /**
    * The client object the session sends through (its bound, clock and keep-alive agent). Default: one of
@@ -34,8 +48,6 @@ export interface SessionSettings {
   runner: string;
   report: ReportHosting;
   log: Log;
-  leaseMs?: number;
-  keepFinishedPods?: number;
   /** Run even objects a Kuberhealthy runs (KHRUN_TAKE_OVER); else such a run is refused (lib/takeover). */
   takeOver?: boolean;
 }
