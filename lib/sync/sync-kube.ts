@@ -1,5 +1,5 @@
 import { PatchStrategy, setHeaderOptions, type V1CronJob } from '@kubernetes/client-node';
-import { listHealthChecks } from '../kinds/list-kinds.ts';
+import { listHealthChecks } from '../healthcheck/list.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { retryTransient } from '../kube/transient.ts';

@@ -1,6 +1,7 @@
 import type { V1Job, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { healthCheckApi } from '../healthcheck/healthcheck-api.ts';
-import { listHealthChecks, listKhJobs } from '../kinds/list-kinds.ts';
+import { listHealthChecks } from '../healthcheck/list.ts';
+import { listKhJobs } from '../job/list.ts';
 import { classifyApiError, isNotFound } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { kubePort } from '../kube/kube-port.ts';
