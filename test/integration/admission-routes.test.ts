@@ -43,12 +43,15 @@ const ns = DEPLOY_NAMESPACE;
 const DRY = 'All';
 let checks: string;
 let restricted: string;
+let opened: string;
 let runner: KubeConfig;
 let tick: KubeConfig;
 let sync: KubeConfig;
 let check: ValidCheck;
 let other: ValidCheck;
 let strict: ValidCheck;
+let hostCheck: ValidCheck;
+let openedHostCheck: ValidCheck;
 let template: V1PodTemplateSpec;
 
 /** A check spec with the parts the API server defaults on a pod (configMap mode, fieldRef apiVersion). */
@@ -78,6 +81,21 @@ const RICH: V1PodSpec = {
   ],
 };
 
+/** A check that reaches the node: the host's network and a hostPath volume, in a privileged container. */
+const HOST: V1PodSpec = {
+  hostNetwork: true,
+  containers: [
+    {
+      name: 'main',
+      image: 'busybox',
+      command: ['true'],
+      securityContext: { privileged: true },
+      volumeMounts: [{ name: 'host', mountPath: '/host' }],
+    },
+  ],
+  volumes: [{ name: 'host', hostPath: { path: '/' } }],
+};
+
 /** A check that Pod Security Admission's restricted level admits. */
 const RESTRICTED: V1PodSpec = {
   securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } },
@@ -101,6 +119,7 @@ beforeAll(async () => {
   await applyDeploy({ name: 'admission-routes', components: ['sync'], suspend: ['khrun-sync'] });
   checks = await freshNamespace(admin, 'routes');
   restricted = await freshNamespace(admin, 'routes-psa');
+  opened = await freshNamespace(admin, 'routes-open');
   const core = admin.makeApiClient(CoreV1Api);
   // The RuntimeClass the runtimeClassName routes name must exist, or the API server's RuntimeClass plugin
   // refuses the pod before any policy sees it (a 403 that would prove nothing about the policies).
@@ -117,6 +136,10 @@ beforeAll(async () => {
     },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
+  await core.patchNamespace(
+    { name: opened, body: { metadata: { labels: { 'khrun.dev/privileged-checks': 'allowed' } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   for (const sa of ['powerful', 'checker'])
     await core.createNamespacedServiceAccount({ namespace: checks, body: { metadata: { name: sa } } });
   check = await validCheck(checks, 'route-check', RICH);
@@ -124,6 +147,8 @@ beforeAll(async () => {
     containers: [{ name: 'main', image: 'other', command: ['true'] }],
   });
   strict = await validCheck(restricted, 'route-strict', RESTRICTED);
+  hostCheck = await validCheck(checks, 'route-host', HOST);
+  openedHostCheck = await validCheck(opened, 'route-host', HOST);
   template = (await core.readNamespacedPodTemplate({ name: 'khrun-runner', namespace: ns })).template!;
   runner = await serviceAccountKubeConfig(admin, ns, 'khrun-runner');
   tick = await serviceAccountKubeConfig(admin, ns, 'khrun-tick');
@@ -160,6 +185,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await dropNamespace(admin, checks);
   await dropNamespace(admin, restricted);
+  await dropNamespace(admin, opened);
   await admin
     .makeApiClient(NodeV1Api)
     .deleteRuntimeClass({ name: RUNTIME_CLASS })
@@ -328,6 +354,104 @@ describe('the runner creates checker pods pinned to their check, running its spe
       p.securityContext = { runAsUser: 0 };
     });
     expect(await refusal(createPod(root))).toMatch(/^403 /);
+  });
+});
+
+describe('no checker pod reaches the node unless an admin labelled its namespace', () => {
+  /** A pod naming a check no khcheck has, owned by that name alone: no parameter constrains it. */
+  const ghostPod = (mutate: (spec: V1PodSpec) => void) =>
+    checkerPod(check, (spec, pod) => {
+      pod.metadata!.labels!['kuberhealthy-check-name'] = 'ghost';
+      pod.metadata!.annotations!['comcast.github.io/check-name'] = 'ghost';
+      pod.metadata!.ownerReferences = [
+        { ...pod.metadata!.ownerReferences![0]!, name: 'ghost', uid: '00000000-0000-4000-8000-00000000dead' },
+      ];
+      mutate(spec);
+    });
+
+  it.each<[string, (p: V1PodSpec) => void]>([
+    [
+      'a privileged container',
+      (p) => {
+        p.containers[0]!.securityContext = { privileged: true };
+      },
+    ],
+    [
+      'a hostPath volume of /',
+      (p) => {
+        p.volumes = [{ name: 'root', hostPath: { path: '/' } }];
+        p.containers[0]!.volumeMounts = [{ name: 'root', mountPath: '/host' }];
+      },
+    ],
+    [
+      "the host's network",
+      (p) => {
+        p.hostNetwork = true;
+      },
+    ],
+    [
+      "the host's PID namespace",
+      (p) => {
+        p.hostPID = true;
+      },
+    ],
+    [
+      'an added SYS_ADMIN capability',
+      (p) => {
+        p.containers[0]!.securityContext = { capabilities: { add: ['SYS_ADMIN'] } };
+      },
+    ],
+    [
+      'a privileged init container',
+      (p) => {
+        p.initContainers = [{ name: 'init', image: 'busybox', securityContext: { privileged: true } }];
+      },
+    ],
+    [
+      'a host port',
+      (p) => {
+        p.containers[0]!.ports = [{ containerPort: 8080, hostPort: 8080 }];
+      },
+    ],
+    [
+      'an unconfined seccomp profile',
+      (p) => {
+        p.securityContext = { seccompProfile: { type: 'Unconfined' } };
+      },
+    ],
+  ])('refuses a pod of a check that does not exist with %s, saying what opens it', async (_, mutate) => {
+    const answer = await refusal(createPod(ghostPod(mutate)));
+    expect(answer).toMatch(REFUSED);
+    expect(answer).toContain('khrun-runner-node-access');
+    expect(answer).toContain('khrun.dev/privileged-checks=allowed');
+  });
+
+  it('admits the pod of a check that does not exist when it asks for nothing of the node (the garbage collector deletes it)', async () => {
+    expect(await refusal(createPod(ghostPod(() => {})))).toBe('allowed');
+  });
+
+  it("refuses a check's own privileged spec in an unlabelled namespace, and runs it as written in a labelled one", async () => {
+    const answer = await refusal(createPod(checkerPod(hostCheck)));
+    expect(answer).toMatch(REFUSED);
+    expect(answer).toContain('khrun-runner-node-access');
+    expect(await refusal(createPod(checkerPod(openedHostCheck)))).toBe('allowed');
+    // The label opens the node, not the check's spec: policy 2 still holds the pod to it.
+    const more = checkerPod(openedHostCheck, (p) => {
+      p.hostPID = true;
+    });
+    expect(await refusal(createPod(more))).toMatch(REFUSED);
+  });
+
+  it('the runner cannot label a namespace to open it', async () => {
+    const answer = await refusal(
+      runner
+        .makeApiClient(CoreV1Api)
+        .patchNamespace(
+          { name: checks, body: { metadata: { labels: { 'khrun.dev/privileged-checks': 'allowed' } } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+    );
+    expect(answer).toMatch(/^403 /);
   });
 });
 

@@ -122,6 +122,7 @@ const cel = (name: string) =>
 describe('admission policies: each in force, matching what it narrows', () => {
   const EXPECTED: Record<string, { ops: string[]; resources: string[]; validations: number }> = {
     'khrun-runner-checker-pods': { ops: ['CREATE'], resources: ['pods'], validations: 4 },
+    'khrun-runner-node-access': { ops: ['CREATE'], resources: ['pods'], validations: 4 },
     'khrun-runner-checker-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 5 },
     'khrun-runner-khjob-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 5 },
     'khrun-runner-healthcheck-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 5 },
@@ -160,6 +161,29 @@ describe('admission policies: each in force, matching what it narrows', () => {
     expect(bindings.map((b) => (b.spec as { validationActions: string[] }).validationActions)).toEqual([
       ['Deny'],
     ]);
+  });
+
+  it('keeps every checker pod off the node unless an admin labelled its namespace', () => {
+    const rules = cel('khrun-runner-node-access');
+    for (const field of [
+      'hostNetwork',
+      'hostPID',
+      'hostIPC',
+      'hostPath',
+      'hostPort',
+      'privileged',
+      'capabilities.add',
+      'procMount',
+      "seccompProfile.type != 'Unconfined'",
+      'hostProcess',
+    ])
+      expect(rules, field).toContain(field);
+    // Each validation is lifted by the namespace label alone, which khrun's identities cannot set.
+    for (const v of policy('khrun-runner-node-access').spec.validations)
+      expect(v.expression).toMatch(/^variables\.opened \|\|/);
+    expect(JSON.stringify(policy('khrun-runner-node-access').spec)).toContain(
+      "namespaceObject.metadata.labels['khrun.dev/privileged-checks'] == 'allowed'",
+    );
   });
 
   it('pins a checker pod to one owner that a parameter constrains, named or by uid', () => {
