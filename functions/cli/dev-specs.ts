@@ -18,7 +18,7 @@ export const localSpec: CommandSpec = {
     'image-map': {
       type: 'string',
       value: 'FILE',
-      help: "what containers without command run: their image's ENTRYPOINT and CMD (YAML or JSON; README)",
+      help: "what containers without command run: their image's ENTRYPOINT and CMD (YAML or JSON; docs/local-cluster.md)",
     },
     ...HELP_ONLY,
   },

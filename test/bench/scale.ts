@@ -55,7 +55,8 @@ const RUN_JOBS = `${MANAGED_BY_LABEL}=${MANAGED_BY},${COMPONENT_LABEL}=run`;
  * khchecks per namespace in the scale and steady-state sections. infra/deploy's admission policy checks a
  * checker pod against every khcheck of its namespace (the admission section measures what that costs by
  * size); with thousands in one namespace, that evaluation is what this machine's API server would spend
- * its 2 cores on, not khrun's path. Fleets that large spread over teams' namespaces; the README says so.
+ * its 2 cores on, not khrun's path. Fleets that large spread over teams' namespaces; docs/permissions.md
+ * says so.
  */
 export const CHECKS_PER_NAMESPACE = 100;
 

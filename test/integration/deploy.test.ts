@@ -23,7 +23,7 @@ import {
 } from './helpers/deploy.ts';
 
 // infra/deploy applied for real and unchanged (kubectl apply -k of a kustomization that only adds the
-// examples and serve components, as README says a user does): no command rewritten, no patch. The process
+// examples and serve components, as docs/install.md says a user does): no command rewritten, no patch. The process
 // kubelet runs the image `khrun` as the local build of its ENTRYPOINT, as a node runs the image. A
 // person starts a tick at once (kubectl create job --from=cronjob/khrun-tick), the CronJob keeps ticking
 // every minute, and everything after that is done by the cluster: tick pods (ServiceAccount khrun-tick)

@@ -79,8 +79,8 @@ unless server.allowUnsignedReports. */}}
 
 {{/* CEL: the request comes from a runner: a khrun-runner ServiceAccount of any namespace (sync's CronJobs
 run as the khrun-runner of their khcheck's namespace), khrun-server (which runs checks when it takes
-triggers and is given the runner's rights), or the group kh-runner (the Lambda runCheck role's, README
-"On AWS Lambda"). */}}
+triggers and is given the runner's rights), or the group kh-runner (the Lambda runCheck role's,
+docs/install.md "On AWS Lambda"). */}}
 {{- define "khrun.runnerUser" -}}
 request.userInfo.username.matches('^system:serviceaccount:[a-z0-9.-]+:khrun-(runner|server)$') || (has(request.userInfo.groups) && 'kh-runner' in request.userInfo.groups)
 {{- end }}
