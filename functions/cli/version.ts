@@ -2,8 +2,8 @@ import { formatDocument } from '../../lib/commands/document.ts';
 import { setting } from '../../lib/config/setting.ts';
 import { oneOf } from '../../lib/config/values.ts';
 import { EXIT } from '../../lib/core/exit-codes.ts';
-// esbuild inlines the JSON into the bundle and tsx reads it from the checkout: both give the same version,
-// and a release changes it in package.json alone.
+// esbuild inlines the JSON into the bundle and tsx reads it from the checkout: both give the same version.
+// A release checks the chart, the kustomization and the Dockerfile against it (docs/release.md).
 import packageJson from '../../package.json' with { type: 'json' };
 import type { CliCommand } from './context.ts';
 import { COMMON_FLAGS } from './flags.ts';
