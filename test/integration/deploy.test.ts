@@ -19,12 +19,13 @@ import {
   kubectl,
   reportKeyAnswers,
   reportKeyOfSecret,
+  SHIPPED_IMAGE,
   waitForHttp,
 } from './helpers/deploy.ts';
 
 // infra/deploy applied for real and unchanged (kubectl apply -k of a kustomization that only adds the
 // examples and serve components, as docs/install.md says a user does): no command rewritten, no patch. The process
-// kubelet runs the image `khrun` as the local build of its ENTRYPOINT, as a node runs the image. A
+// kubelet runs the shipped image (ghcr.io/khrun/khrun) as the local build of its ENTRYPOINT, as a node runs the image. A
 // person starts a tick at once (kubectl create job --from=cronjob/khrun-tick), the CronJob keeps ticking
 // every minute, and everything after that is done by the cluster: tick pods (ServiceAccount khrun-tick)
 // dispatch one Job per due check from the khrun-runner PodTemplate; each runner pod (ServiceAccount
@@ -100,7 +101,7 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
     expect(done.status?.succeeded, `${JSON.stringify(done.status)}\n${tickLog}`).toBe(1);
     expect(tickPods.items[0]?.spec?.serviceAccountName).toBe('khrun-tick');
     // The shipped container: the image and its args, no command (the kubelet runs the image's ENTRYPOINT).
-    expect(tickPods.items[0]?.spec?.containers[0]).toMatchObject({ image: 'khrun:0.1.0', args: ['tick'] });
+    expect(tickPods.items[0]?.spec?.containers[0]).toMatchObject({ image: SHIPPED_IMAGE, args: ['tick'] });
     expect(tickPods.items[0]?.spec?.containers[0]?.command).toBeUndefined();
 
     const states = await waitFor<KhState, Map<string, KhState>>(kc, {
@@ -141,7 +142,7 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       const runnerPod = pods.items[0] as V1Pod;
       expect(runnerPod.spec?.serviceAccountName).toBe('khrun-runner');
       expect(runnerPod.spec?.containers[0]).toMatchObject({
-        image: 'khrun:0.1.0',
+        image: SHIPPED_IMAGE,
         args: ['run', '--output', 'json'],
       });
       expect(runnerPod.spec?.containers[0]?.command).toBeUndefined();

@@ -34,6 +34,7 @@ import {
   kubectl,
   reportKeyAnswers,
   reportKeyOfSecret,
+  SHIPPED_IMAGE,
   serviceAccountKubeConfig,
   waitForHttp,
 } from './helpers/deploy.ts';
@@ -511,7 +512,7 @@ describe('helm install on the local cluster', () => {
     const runner = pods.items[0]!;
     expect(runner.spec?.serviceAccountName).toBe('khrun-runner');
     expect(runner.spec?.containers[0]).toMatchObject({
-      image: 'khrun:0.1.0',
+      image: SHIPPED_IMAGE,
       args: ['run', '--output', 'json'],
     });
     expect(state.spec.AuthoritativePod).toBe(runner.metadata?.name);
