@@ -8,12 +8,14 @@ import { buildBundles } from '@khrun/devkit/build/bundle.ts';
 import { resolveKubectl } from '@khrun/devkit/local/binaries.ts';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { DEPLOY_REPORT_KEY_SECRET } from '../../../infra/helm/render-deploy.ts';
+import { DEPLOY_NAMESPACE, DEPLOY_REPORT_KEY_SECRET } from '../../../infra/helm/render-deploy.ts';
 import { reportKeyOf, signedReportUrl } from '../../../lib/report/report-token.ts';
 import { repoRoot } from './khrun.ts';
 
 const run = promisify(execFile);
-export const DEPLOY_NAMESPACE = 'kuberhealthy';
+
+/** khrun's namespace in infra/deploy. */
+export { DEPLOY_NAMESPACE };
 
 function cacheDir(): string {
   return (
