@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { loadAllYaml } from '@kubernetes/client-node';
+import { loadAll } from 'js-yaml';
 import type { ManifestObject } from './v2-manifests.ts';
 
 /**
@@ -17,9 +17,12 @@ export function objectKey(o: ManifestObject): string {
   return `${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
 }
 
-/** Every object of a multi-document YAML text (empty documents dropped). */
+/**
+ * Every object of a multi-document YAML text (empty documents dropped), as plain data: js-yaml, not
+ * client-node's loadAllYaml, which converts to its typed models and so changes what is compared.
+ */
 export function objectsOfYaml(text: string): ManifestObject[] {
-  return (loadAllYaml(text) as Array<ManifestObject | null>).filter(
+  return (loadAll(text) as Array<ManifestObject | null>).filter(
     (o): o is ManifestObject => o !== null && typeof o === 'object' && typeof o.kind === 'string',
   );
 }
@@ -29,7 +32,7 @@ export function objectsOfYaml(text: string): ManifestObject[] {
  * their own kustomization.yaml, as kustomize does (its patches and generators are not read).
  */
 export function kustomizationFiles(dir: string): string[] {
-  const doc = loadAllYaml(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'))[0] as {
+  const doc = loadAll(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'))[0] as {
     resources?: string[];
   };
   return (doc.resources ?? []).flatMap((entry) => {
