@@ -147,6 +147,8 @@ afterAll(async () => {
 describe('khrun beside a running Kuberhealthy v2.7.1 and v3.0.0', () => {
   it('installs by its kustomization and by its chart, and changes nothing of theirs; both keep running', async () => {
     const before = await snapshot();
+    // Every object of both installs: the CRDs, v2's daemon, RBAC and ConfigMap, v3's controller and RBAC.
+    expect(before.size).toBeGreaterThan(25);
     const { v2: v2Pods } = await kuberhealthyRunning();
     const v2Ips = v2Pods.map((p) => p.status!.podIP!).sort();
     expect(await v2ServiceBackends()).toEqual(v2Ips);
@@ -211,8 +213,8 @@ describe('khrun beside a running Kuberhealthy v2.7.1 and v3.0.0', () => {
     expect(
       findKuberhealthy(deployments).map((i) => ({ ref: `${i.namespace}/${i.name}`, line: i.line })),
     ).toEqual([
-      { ref: `${V2_NS}/kuberhealthy`, line: 'v2' },
       { ref: `${V3_NS}/kuberhealthy`, line: 'v3' },
+      { ref: `${V2_NS}/kuberhealthy`, line: 'v2' },
     ]);
 
     const uninstalled = await runHelm(helm, ['uninstall', RELEASE, '-n', V2_NS, '--wait', '--timeout', '2m']);
