@@ -1,4 +1,11 @@
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type V1Job,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOY_REPORT_KEY_SECRET } from '../../infra/helm/render-deploy.ts';
 import { runnerJobChecks } from '../../lib/schedule/batch-job.ts';
@@ -226,7 +233,21 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       expect(answers.ownKey.status, answers.ownKey.text).toBe(400);
       expect(answers.ownKey.text).toMatch(/has no khstate: no run is active/);
     }
-    const service = await core.readNamespacedService({ name: 'kuberhealthy', namespace: ns });
+    const service = await core.readNamespacedService({ name: 'khrun-server', namespace: ns });
     expect(service.spec?.ports?.[0]).toMatchObject({ port: 80, targetPort: 'http' });
+    // Two server pods: a PodDisruptionBudget lets a drain take one at a time (the disruption controller
+    // counts the pods it covers).
+    const pdb = await waitFor<V1PodDisruptionBudget, V1PodDisruptionBudget>(kc, {
+      path: `/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets`,
+      fieldSelector: 'metadata.name=khrun-server',
+      decide: (items) => {
+        const found = items.get(`${ns}/khrun-server`);
+        return found?.status?.expectedPods === 2 && found.status.disruptionsAllowed === 1 ? found : undefined;
+      },
+      timeoutMs: 60_000,
+      description: 'the PodDisruptionBudget khrun-server to cover the two server pods',
+    });
+    expect(pdb.spec?.maxUnavailable).toBe(1);
+    expect(pdb.status?.disruptionsAllowed).toBe(1);
   }, 120_000);
 });
