@@ -24,6 +24,16 @@ export const version: CliCommand = {
     summary: 'the khrun version and the Node.js version running it',
     description:
       'Prints `khrun VERSION (node vX.Y.Z)`; -o json or -o yaml print only the document {version, node}.',
+    examples: [
+      {
+        what: "khrun's version and Node.js's",
+        line: 'khrun version',
+      },
+      {
+        what: 'the same as JSON, for a script',
+        line: 'khrun version -o json',
+      },
+    ],
     flags: {
       output: {
         ...COMMON_FLAGS.output,

@@ -56,13 +56,13 @@ describe('help', () => {
     const help = await khrun(['help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^usage: khrun <command> \[flags\]/);
-    for (const spec of ALL_SPECS) expect(help.stdout).toContain(`  ${spec.name.padEnd(10)}${spec.summary}`);
+    for (const spec of ALL_SPECS) expect(help.stdout).toContain(`  ${spec.name.padEnd(12)}${spec.summary}`);
     expect(await khrun(['--help'])).toEqual(help);
     expect(await khrun(['-h'])).toEqual(help);
     const unknown = await khrun(['help', 'frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
-      `khrun: unknown command "frobnicate"\nRun 'khrun help' for the list of commands.`,
+      `khrun: unknown command "frobnicate"\nSee 'khrun help' for the list of commands.`,
     );
     expect(unknown.stdout).toBe('');
     expect((await khrun([])).code).toBe(2);
@@ -72,7 +72,9 @@ describe('help', () => {
 describe('one flag table', () => {
   it('every product command that talks to a cluster takes the common flags, spelled the same', () => {
     expect(PRODUCT_COMMANDS.filter((c) => !CLUSTER_COMMANDS.includes(c)).map((c) => c.spec.name)).toEqual([
+      'validate',
       'version',
+      'completion',
     ]);
     for (const { spec } of CLUSTER_COMMANDS) {
       for (const name of ['namespace', 'all-namespaces', 'kubeconfig', 'context', 'help'] as const) {
@@ -99,7 +101,9 @@ describe('one flag table', () => {
       takeover: ['json', 'yaml'],
       handback: ['json', 'yaml'],
       convert: ['json', 'yaml'],
+      validate: ['json', 'yaml'],
       version: ['json', 'yaml'],
+      completion: null,
     });
   });
 
@@ -133,10 +137,10 @@ describe('usage errors name themselves and the command', () => {
     const result = await khrun(['run', '--check', 'c', '--foo']);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe(`khrun: unknown flag --foo for "run"\nRun 'khrun run --help' for usage.`);
+    expect(result.stderr).toBe(`khrun: unknown flag --foo for "run"\nSee 'khrun run --help' for usage.`);
     expect(result.stderr).not.toContain(usageOf('run').split('\n')[0]);
     expect((await khrun(['status', '-x'])).stderr).toBe(
-      `khrun: unknown flag -x for "status"\nRun 'khrun status --help' for usage.`,
+      `khrun: unknown flag -x for "status"\nSee 'khrun status --help' for usage.`,
     );
     expect((await khrun(['serve', '-o', 'json'])).stderr).toMatch(/^khrun: unknown flag -o for "serve"/);
   });
@@ -157,7 +161,7 @@ describe('usage errors name themselves and the command', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
       `khrun: --output="table2": must be table, wide, json or yaml; the default is table\n` +
-        "Run 'khrun status --help' for usage.",
+        "See 'khrun status --help' for usage.",
     );
     expect(result.stderr).not.toContain('usage: khrun status');
   });
