@@ -3,6 +3,14 @@ import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { MetricsOptions } from '../status/error-label.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
+import {
+  asksForFleet,
+  cliFleet,
+  type FleetCluster,
+  type FleetFlags,
+  type FleetSettings,
+  fleetSettings,
+} from './clusters.ts';
 import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
@@ -22,15 +30,26 @@ function colorOn(input: ConfigInput<Flags>, terminal: boolean): boolean {
   return terminal && setting(input, { env: ['NO_COLOR'] }).text === undefined;
 }
 
-export interface StatusFlags extends KubeconfigFlags {
+export interface StatusFlags extends FleetFlags {
   namespace?: string;
   'all-namespaces'?: boolean;
   output?: string;
   watch?: boolean;
 }
 
-export interface StatusOptions {
-  kc: KubeConfig;
+/** Each cluster's deadline in a fleet status, unless set: a status board answers within seconds. */
+export const FLEET_STATUS_DEADLINE_MS = 15_000;
+
+/** Several clusters (`--context A,B`, `--all-contexts`), each read on its own, side by side. */
+export interface StatusFleet {
+  clusters: FleetCluster[];
+  settings: FleetSettings;
+}
+
+export type StatusOptions = StatusCommon &
+  ({ kc: KubeConfig; fleet?: undefined } | { kc?: undefined; fleet: StatusFleet });
+
+interface StatusCommon {
   /** Only these namespaces; empty: all. */
   namespaces: string[];
   output: 'table' | 'wide' | 'json' | 'yaml';
@@ -47,14 +66,23 @@ export interface StatusOptions {
 export function statusOptions(input: ConfigInput<StatusFlags> & { terminal: boolean }): StatusOptions {
   const scope = namespacesScope(input);
   const output = oneOf(setting(input, { flags: ['output'] }), ['table', 'wide', 'json', 'yaml'], 'table');
-  return {
-    kc: cliKube(input).kc,
+  const common: StatusCommon = {
     namespaces: scope === 'all' ? [] : scope.namespaces,
     output,
     watch: flagSet(input, 'watch'),
     color: colorOn(input, input.terminal),
     currentMaster: identity(input, 'khrun'),
   };
+  if (common.watch && asksForFleet(input)) {
+    throw new ConfigError({
+      setting: '--watch',
+      problem: 'follows one cluster',
+      remedy: 'give one --context to follow it, or leave out -w for the table of every cluster',
+    });
+  }
+  const clusters = cliFleet(input);
+  if (!clusters) return { ...common, kc: cliKube(input).kc };
+  return { ...common, fleet: { clusters, settings: fleetSettings(input, FLEET_STATUS_DEADLINE_MS) } };
 }
 
 export interface DescribeFlags extends KubeconfigFlags {

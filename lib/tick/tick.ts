@@ -34,7 +34,9 @@ export interface TickConfig {
   concurrency?: number;
 }
 
-type Deps = { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log; ids?: IdSource };
+/** What one cluster's tick runs on: its API server, where it dispatches, its clock and log. */
+export type TickDeps = { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log; ids?: IdSource };
+type Deps = TickDeps;
 
 type Settings = Required<
   Pick<TickConfig, 'identity' | 'maxAttempts' | 'takeOver' | 'batchSize' | 'concurrency'>
