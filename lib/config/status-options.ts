@@ -2,7 +2,6 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { MetricsOptions } from '../status/error-label.ts';
-import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import {
   asksForFleet,
   cliFleet,
@@ -14,6 +13,7 @@ import {
 import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
+import { type LambdaClusters, lambdaClusters } from './lambda-fleet.ts';
 import { metricsOptions } from './metrics-options.ts';
 import {
   checkNamespace,
@@ -122,12 +122,11 @@ export function describeOptions(
   };
 }
 
-export interface LambdaStatusOptions {
-  cluster: ClusterAccess;
+export type LambdaStatusOptions = LambdaClusters & {
   scope: NamespaceScope;
   metrics: MetricsOptions;
   logLevel: LogLevel;
-}
+};
 
 /** The status Lambda: v2's status JSON, the page and the metrics behind a function URL. */
 export function lambdaStatusOptions(input: { env: Env }): LambdaStatusOptions {
@@ -136,6 +135,7 @@ export function lambdaStatusOptions(input: { env: Env }): LambdaStatusOptions {
     scope: namespaceScope(setting(config, { env: ['KHRUN_NAMESPACES'] })),
     metrics: metricsOptions(config),
     logLevel: logLevel(config),
-    cluster: clusterAccess(config),
+    // With KHRUN_CLUSTERS: each request reads every cluster, each within KHRUN_CLUSTER_TIMEOUT.
+    ...lambdaClusters(config, FLEET_STATUS_DEADLINE_MS),
   };
 }

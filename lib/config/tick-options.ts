@@ -14,6 +14,7 @@ import {
 } from './clusters.ts';
 import { identity, logLevel } from './common.ts';
 import { cliKube } from './kubeconfig.ts';
+import { type LambdaFleet, lambdaFleet } from './lambda-fleet.ts';
 import { namespacesScope } from './namespaces.ts';
 import { type RunnerTemplateRef, runnerTemplate } from './runner-template.ts';
 import { type ConfigInput, type Env, type Flags, NO_FLAGS, setting } from './setting.ts';
@@ -145,14 +146,19 @@ export function tickOptions(input: ConfigInput<TickFlags>): TickOptions {
   return { ...common, kc: cliKube(input).kc };
 }
 
-export interface LambdaTickOptions extends TickSettings {
-  cluster: ClusterAccess;
-  dispatch: LambdaTarget;
-}
+/** The tick Lambda: its one cluster (cluster), or the clusters of KHRUN_CLUSTERS (fleet). */
+export type LambdaTickOptions = TickSettings & { dispatch: LambdaTarget } & (
+    | { cluster: ClusterAccess; fleet?: undefined }
+    | { cluster?: undefined; fleet: LambdaFleet }
+  );
 
-/** The tick Lambda: always dispatches to the runCheck function. */
+/**
+ * The tick Lambda: always dispatches to the runCheck function. With KHRUN_CLUSTERS, each of those
+ * clusters is ticked side by side and each event names its cluster; else the function's one cluster.
+ */
 export function lambdaTickOptions(input: { env: Env }): LambdaTickOptions {
   const config: ConfigInput<Flags> = { flags: {}, env: input.env, flagLabel: NO_FLAGS };
-  const settings = tickSettings(config);
-  return { ...settings, dispatch: lambdaTarget(config), cluster: clusterAccess(config) };
+  const settings = { ...tickSettings(config), dispatch: lambdaTarget(config) };
+  const fleet = lambdaFleet(config, FLEET_TICK_DEADLINE_MS);
+  return fleet ? { ...settings, fleet } : { ...settings, cluster: clusterAccess(config) };
 }

@@ -39,6 +39,7 @@ svg.chart .ok{fill:var(--ok)}svg.chart .fail{fill:var(--fail)}svg.chart .skip{fi
 svg.chart .base{stroke:var(--line)}
 .caption{color:var(--muted);font-size:11px}
 .empty{color:var(--muted);padding:24px}
+h2.cluster{grid-column:1/-1;display:flex;gap:10px;align-items:center;margin:8px 0 0;font-size:16px}
 `;
 
 const SCRIPT = `(() => {
@@ -107,19 +108,31 @@ function card(c) {
     stats, running, errors, c.history.length ? chart(c) : null,
     c.history.length ? h('div', { class: 'caption' }, 'last ' + (c.history.length === 1 ? 'run' : c.history.length + ' runs, oldest first') + '; height: duration') : null);
 }
+const cards = (checks) => checks.length ? checks.map(card) : [h('p', { class: 'empty' }, 'No checks yet.')];
+function group(g) {
+  const checks = data.checks.filter((c) => c.cluster === g.name);
+  const state = g.error ? 'UNREACHABLE' : g.ok ? 'OK' : checks.filter((c) => c.hasRun && !c.ok).length + ' failing';
+  const head = h('h2', { class: 'cluster', 'data-cluster': g.name, 'data-ok': String(g.ok) }, g.name,
+    h('span', { class: 'banner ' + (g.ok ? 'ok' : 'fail') }, state));
+  if (g.error) return [head, h('article', { class: 'card fail', 'data-cluster-error': g.name },
+    h('div', { class: 'title' }, h('span', { class: 'name' }, 'cannot read this cluster'), h('span', { class: 'state' }, 'UNREACHABLE')),
+    h('ul', { class: 'errors' }, h('li', {}, g.error)))];
+  return [head, ...cards(checks)];
+}
 function render() {
   const started = performance.now();
   const failing = data.checks.filter((c) => c.hasRun && !c.ok).length;
   const banner = document.getElementById('banner');
   banner.className = 'banner ' + (data.ok ? 'ok' : 'fail');
-  banner.textContent = data.ok ? 'All checks OK' : failing + ' failing';
+  const down = (data.clusters || []).filter((g) => g.error).length;
+  banner.textContent = data.ok ? 'All checks OK' : failing + ' failing' + (down ? ', ' + down + ' cluster' + (down > 1 ? 's' : '') + ' unreachable' : '');
   document.getElementById('counts').textContent = data.checks.length + ' checks, ' + failing + ' failing';
   const meta = document.getElementById('updated');
   meta.className = 'meta' + (failure ? ' stale' : '');
   meta.textContent = (failure ? 'refresh failed (' + failure + '); data from ' : 'updated ') + age(Date.now() - receivedAt) + ' ago';
   const main = document.getElementById('checks');
   main.setAttribute('data-rendered-at', String(now()));
-  main.replaceChildren(...(data.checks.length ? data.checks.map(card) : [h('p', { class: 'empty' }, 'No checks yet.')]));
+  main.replaceChildren(...(data.clusters ? data.clusters.flatMap(group) : cards(data.checks)));
   main.setAttribute('data-render-ms', (performance.now() - started).toFixed(1));
 }
 async function refresh() {
