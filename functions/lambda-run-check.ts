@@ -40,12 +40,17 @@ export async function handler(event: unknown, context: Context) {
   runtime ??= { logger: createLogger({ service: 'khrun-run-check', level: options.logLevel }) };
   const { logger } = runtime;
   // The event's cluster (one of KHRUN_CLUSTERS) has a client object of its own; else the function's one.
-  const client = options.member
-    ? await (runtime.fleet ??= lambdaFleetClients(defaultProvider(), {
-        maxInFlight: RUNNER_REQUESTS_IN_FLIGHT,
-        log: logPort(logger),
-      })).get(options.member)
-    : (runtime.client ??= runnerClient(lambdaKubeConfig(options.cluster), logPort(logger)));
+  let client: KubeClient;
+  if (options.member) {
+    runtime.fleet ??= lambdaFleetClients(defaultProvider(), {
+      maxInFlight: RUNNER_REQUESTS_IN_FLIGHT,
+      log: logPort(logger),
+    });
+    client = await runtime.fleet.get(options.member);
+  } else {
+    runtime.client ??= runnerClient(lambdaKubeConfig(options.cluster), logPort(logger));
+    client = runtime.client;
+  }
   logger.addContext(context);
   if (options.member) logger.appendKeys({ cluster: options.member.name });
   logger.refreshSampleRateCalculation();

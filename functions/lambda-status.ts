@@ -40,7 +40,8 @@ export async function handler(
     if (options.fleet) {
       // Every cluster of KHRUN_CLUSTERS listed live, side by side, each within its deadline; one that cannot
       // be read is shown as such (lib/status/fleet-routes.ts).
-      const clients = (runtime.fleet ??= lambdaFleetClients(defaultProvider()));
+      runtime.fleet ??= lambdaFleetClients(defaultProvider());
+      const clients = runtime.fleet;
       response = await handleFleetStatusRequest(
         {
           clusters: options.fleet.members.map((member) => ({
@@ -66,7 +67,8 @@ export async function handler(
         request,
       );
     } else {
-      const client = (runtime.client ??= kubeClient(lambdaKubeConfig(options.cluster)));
+      runtime.client ??= kubeClient(lambdaKubeConfig(options.cluster));
+      const client = runtime.client;
       response = await handleStatusRequest(
         {
           states: () => listKhStates(client, namespaces),
