@@ -6,7 +6,6 @@ import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import type { ReportKey } from '../report/report-token.ts';
 import type { RunSettings } from '../session/session.ts';
 import type { MetricsOptions } from '../status/error-label.ts';
-import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import {
   asksForFleet,
   cliFleet,
