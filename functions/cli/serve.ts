@@ -1,6 +1,7 @@
 import { serveCommand } from '../../lib/commands/serve.ts';
 import { serveFleetCommand } from '../../lib/commands/serve-fleet.ts';
-import { serveFleetOptions, serveOptions } from '../../lib/config/serve-options.ts';
+import { serveFleetOptions } from '../../lib/config/serve-fleet-options.ts';
+import { serveOptions } from '../../lib/config/serve-options.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
 import { commonFlags, FLEET_FLAGS, OLD_NAMESPACES } from './flags.ts';

@@ -1,4 +1,4 @@
-import type { ServeFleetOptions } from '../config/serve-options.ts';
+import type { ServeFleetOptions } from '../config/serve-fleet-options.ts';
 import { reasonOf } from '../core/fan-out.ts';
 import type { Log } from '../core/log.ts';
 import { type KubeClient, kubeClient, withSignal } from '../kube/kube-client.ts';
