@@ -76,6 +76,8 @@ export async function rerunInCluster(
   try {
     followed = await followJob(deps, { job: created, start, state: { source, listed } });
   } catch (error) {
+    // Ctrl-C while the watches were being set up is Ctrl-C all the same.
+    if (deps.signal.aborted) return { kind: 'interrupted', job };
     progress(jobKeepsRunning(job));
     throw error;
   }
