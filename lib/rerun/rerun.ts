@@ -1,5 +1,4 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { RunnerTemplateRef } from '../config/runner-template.ts';
 import type { RunTarget } from '../core/run-target.ts';
 import { kubeListWatchTransport } from '../kube/list-watch-transport.ts';
 import { LogUnavailableError, readPodLog } from '../logs/pod-log.ts';
@@ -9,7 +8,7 @@ import { asRerunError } from './errors.ts';
 import { type FollowDeps, followJob } from './follow.ts';
 import type { FollowEnd, FollowStart, FollowView } from './follow-decide.ts';
 import { documentFromLog, documentFromState, type RunDocument } from './runner-document.ts';
-import { createRerunJob, readRunnerPodTemplate } from './start-job.ts';
+import { createRerunJob, readRunnerPodTemplate, type TemplateRef } from './start-job.ts';
 import { stateSource } from './state-source.ts';
 import { readTargetRef } from './target-ref.ts';
 
@@ -50,7 +49,7 @@ export function jobKeepsRunning(job: JobRef): string {
  */
 export async function rerunInCluster(
   deps: FollowDeps,
-  req: { target: RunTarget; template: RunnerTemplateRef },
+  req: { target: RunTarget; template: TemplateRef },
 ): Promise<RerunOutcome> {
   const { client, progress } = deps;
   const { target } = req;

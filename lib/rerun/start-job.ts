@@ -1,10 +1,15 @@
 import type { V1Job, V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { RunnerTemplateRef } from '../config/runner-template.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { retryTransient } from '../kube/transient.ts';
 import { type CheckRef, DEFAULT_RUN_JOB_OPTIONS, fitName, runJob } from '../schedule/run-job.ts';
 import { asRerunError, RunnerTemplateMissingError } from './errors.ts';
+
+/** Where the runner PodTemplate is: khrun's namespace and the template's name (lib/config says which). */
+export interface TemplateRef {
+  namespace: string;
+  name: string;
+}
 
 /** Names of the Jobs people start: `khrun-rerun-<check>-<5 characters the API server adds>`. */
 export const RERUN_JOB_PREFIX = 'khrun-rerun';
@@ -15,7 +20,7 @@ const MAX_GENERATE_NAME = 63 - 5;
 /** The runner PodTemplate's pod template; missing: khrun is not installed there (RunnerTemplateMissingError). */
 export async function readRunnerPodTemplate(
   client: KubeClient,
-  ref: RunnerTemplateRef,
+  ref: TemplateRef,
 ): Promise<V1PodTemplateSpec> {
   try {
     const found = await retryTransient(() =>
