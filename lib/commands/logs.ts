@@ -78,21 +78,27 @@ export async function logsCommand(opts: LogsCommandOptions): Promise<number> {
     );
     return EXIT.usage;
   }
-  const noun = NOUN[found.kind];
   const pod = found.pods[opts.previous ? 1 : 0];
+  if (!pod && found.pods.length > 0) {
+    opts.warn(
+      `khrun: only the last run's checker pod of ${NOUN[found.kind]} ${namespace}/${name} is kept, not the one before`,
+    );
+    return EXIT.runnerError;
+  }
   if (!pod) {
-    if (found.pods.length === 0 && !(await exists(client, found.kind, namespace, name))) {
+    const kinds: KindName[] = opts.kind ? [opts.kind] : ['khcheck', 'healthcheck'];
+    const present = await Promise.all(kinds.map((k) => exists(client, k, namespace, name)));
+    const kind = kinds.find((_, i) => present[i]);
+    if (!kind) {
+      const what = opts.kind ? NOUN[opts.kind] : 'khcheck or HealthCheck';
       opts.warn(
-        `khrun: no ${opts.kind ? noun : 'khcheck or HealthCheck'} named ${name} in namespace ${namespace}` +
-          `${opts.kind ? '' : ' (a khjob: --job)'}`,
+        `khrun: no ${what} named ${name} in namespace ${namespace}${opts.kind ? '' : ' (a khjob: --job)'}`,
       );
       return EXIT.usage;
     }
     opts.warn(
-      found.pods.length === 0
-        ? `khrun: no checker pod of ${noun} ${namespace}/${name} is kept: it has not run yet, or its runner ` +
-            'keeps no finished pods (KHRUN_KEEP_FINISHED_PODS=0)'
-        : `khrun: only the last run's checker pod of ${noun} ${namespace}/${name} is kept, not the one before`,
+      `khrun: no checker pod of ${NOUN[kind]} ${namespace}/${name} is kept: it has not run yet, or its ` +
+        'runner keeps no finished pods (KHRUN_KEEP_FINISHED_PODS=0)',
     );
     return EXIT.runnerError;
   }
