@@ -17,11 +17,11 @@ import {
   type LambdaRunCheckOptions,
   lambdaRunCheckOptions,
   lambdaRunnerSettings,
-  objectToRun,
   type RunFlags,
   type RunOptions,
   runnerSettings,
   runOptions,
+  settingsBeforeKube,
 } from './run-options.ts';
 import { type ConfigInput, type Env, setting } from './setting.ts';
 import { oneOf } from './values.ts';
@@ -115,8 +115,7 @@ export function runPlan(input: ConfigInput<RunFlags>, checks: readonly string[] 
 /** One object: here, or as a runner Job when no report host can be found or --in-cluster says so. */
 function onePlan(input: ConfigInput<RunFlags>): RunPlan {
   // The settings that need no kubeconfig fail first, as in runOptions; the mode needs the kubeconfig.
-  objectToRun(input);
-  reportSettings(input);
+  settingsBeforeKube(input);
   const kube = cliKube(input);
   return runMode(input, kube) === 'in-cluster'
     ? { kind: 'in-cluster', options: inClusterRunOptions(input, kube) }

@@ -98,12 +98,7 @@ export interface RunOptions extends IterationSettings {
  * namespace; -A and a comma list are refused.
  */
 export function runOptions(input: ConfigInput<RunFlags>, loaded?: CliKube): RunOptions {
-  const object = objectToRun(input);
-  const settings = runnerSettings(input);
-  const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text');
-  const namespaceSetting = oneNamespaceSetting(input, 'a run is one check in one namespace');
-  const report = reportSettings(input);
-  // Every setting that needs no kubeconfig is checked first: a bad value fails before any file is read.
+  const { object, settings, output, namespaceSetting, report } = settingsBeforeKube(input);
   const kube = loaded ?? cliKube(input);
   return {
     ...settings,
@@ -113,6 +108,21 @@ export function runOptions(input: ConfigInput<RunFlags>, loaded?: CliKube): RunO
     report: reportHosting(report, { files: kube.files, clusterName: kube.kc.getCurrentCluster()?.name }),
     output,
     killAtPhase: setting(input, { env: ['KHRUN_FAILPOINT_KILL_AT'] }).text,
+  };
+}
+
+/**
+ * Every setting of one object's `khrun run` that needs no kubeconfig, validated: checked before any
+ * kubeconfig is read (by runOptions, and by the choice of where the run happens), so a bad value fails
+ * first, whatever the kubeconfig.
+ */
+export function settingsBeforeKube(input: ConfigInput<RunFlags>) {
+  return {
+    object: objectToRun(input),
+    settings: runnerSettings(input),
+    output: oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text'),
+    namespaceSetting: oneNamespaceSetting(input, 'a run is one check in one namespace'),
+    report: reportSettings(input),
   };
 }
 
