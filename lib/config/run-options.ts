@@ -10,7 +10,7 @@ import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { healthCheckName } from './healthcheck-name.ts';
 import { khjobName } from './job-name.ts';
-import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
+import { type CliKube, cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } from './namespaces.ts';
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
 import { reportKey } from './report-key.ts';
@@ -23,7 +23,9 @@ import { integer, oneOf, required, secondsMs } from './values.ts';
 type IterationSettings = ReturnType<typeof runnerSettings>;
 
 /** The object to run, but its namespace: a khjob or HealthCheck when one is named, else CHECK_NAME's khcheck. */
-function objectToRun(input: ConfigInput<{ check?: string; [flag: string]: string | boolean | undefined }>): {
+export function objectToRun(
+  input: ConfigInput<{ check?: string; [flag: string]: string | boolean | undefined }>,
+): {
   kind: KindName;
   name: string;
 } {
@@ -72,6 +74,9 @@ export interface RunFlags extends KubeconfigFlags, ReportFlags {
   /** A Kuberhealthy v3 HealthCheck to run instead of a khcheck (else HEALTHCHECK_NAME). */
   healthcheck?: string;
   namespace?: string;
+  /** Run as a runner Job in the cluster (run-mode.ts); --local: in this process. */
+  'in-cluster'?: boolean;
+  local?: boolean;
   /** Refused: a run is one check in one namespace. */
   'all-namespaces'?: boolean;
   output?: string;
@@ -92,14 +97,9 @@ export interface RunOptions extends IterationSettings {
  * `khrun run`: flags and environment (CHECK_NAME, CHECK_NAMESPACE, KHRUN_LEASE_SECONDS, ...). -n takes one
  * namespace; -A and a comma list are refused.
  */
-export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
-  const object = objectToRun(input);
-  const settings = runnerSettings(input);
-  const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text');
-  const namespaceSetting = oneNamespaceSetting(input, 'a run is one check in one namespace');
-  const report = reportSettings(input);
-  // Every setting that needs no kubeconfig is checked first: a bad value fails before any file is read.
-  const kube = cliKube(input);
+export function runOptions(input: ConfigInput<RunFlags>, loaded?: CliKube): RunOptions {
+  const { object, settings, output, namespaceSetting, report } = settingsBeforeKube(input);
+  const kube = loaded ?? cliKube(input);
   return {
     ...settings,
     kc: kube.kc,
@@ -108,6 +108,21 @@ export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
     report: reportHosting(report, { files: kube.files, clusterName: kube.kc.getCurrentCluster()?.name }),
     output,
     killAtPhase: setting(input, { env: ['KHRUN_FAILPOINT_KILL_AT'] }).text,
+  };
+}
+
+/**
+ * Every setting of one object's `khrun run` that needs no kubeconfig, validated: checked before any
+ * kubeconfig is read (by runOptions, and by the choice of where the run happens), so a bad value fails
+ * first, whatever the kubeconfig.
+ */
+export function settingsBeforeKube(input: ConfigInput<RunFlags>) {
+  return {
+    object: objectToRun(input),
+    settings: runnerSettings(input),
+    output: oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text'),
+    namespaceSetting: oneNamespaceSetting(input, 'a run is one check in one namespace'),
+    report: reportSettings(input),
   };
 }
 

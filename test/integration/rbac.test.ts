@@ -116,6 +116,8 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['get', 'healthchecks', OTHER, v3],
       ['update', 'healthchecks', OTHER, v3],
       ['update', 'healthchecks', OTHER, { ...v3, subresource: 'status' }],
+      // GET /api/logs: the log tail of a check's last run, its pod named from the state (no pod read).
+      ['get', 'pods', OTHER, { subresource: 'log' }],
     ],
     denied: [
       ['delete', 'healthchecks', OTHER, v3],
