@@ -133,6 +133,7 @@ export const tick: CliCommand = {
       output: options.output,
       log,
       write: ctx.write,
+      notify: options.notify,
     });
   },
 };

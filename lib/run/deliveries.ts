@@ -24,6 +24,8 @@ export interface RunDeliveries {
   deliveries: NonNullable<AwaitOptions['deliveries']>;
   /** Resolves once the Event of an outcome recorded from a delivery was emitted (at once when none). */
   announced(): Promise<void>;
+  /** The outcome written from a delivery, as written (undefined when none was). */
+  written(): Extract<WrittenOutcome, { kind: 'recorded' }> | undefined;
   /** Stops taking reports for the run: call it however the iteration ends. */
   close(): void;
 }
@@ -43,17 +45,21 @@ export function runDeliveries(
 ): RunDeliveries {
   const held = holdReports(inbox, opts.runRef);
   let announcing: Promise<void> = Promise.resolve();
+  let recorded: Extract<WrittenOutcome, { kind: 'recorded' }> | undefined;
   return {
     deliveries: {
       open: (receiver) => held.attach(receiver),
       record: async (outcome, state) => {
         const written = await recordDelivered(deps, check, run, { ...opts, outcome, held: state });
-        if (written.kind === 'recorded')
+        if (written.kind === 'recorded') {
+          recorded = written;
           announcing = announceRecorded(deps, check, run, written, opts.runner);
+        }
         return written;
       },
     },
     announced: () => announcing,
+    written: () => recorded,
     close: () => held.close(),
   };
 }
@@ -85,7 +91,13 @@ async function recordDelivered(
     try {
       if (!held) {
         const current = await deps.kube.readState(check.namespace, check.name);
-        if (landed(current, report)) return { kind: 'recorded', outcome, atMs: deps.clock.nowMs() };
+        if (landed(current, report))
+          return {
+            kind: 'recorded',
+            outcome,
+            atMs: deps.clock.nowMs(),
+            ...(current ? { state: current } : {}),
+          };
         held = current ?? undefined;
       }
       return await writeOutcome(deps, check, run, outcome, { ...write, held });

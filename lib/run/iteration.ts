@@ -15,7 +15,7 @@ import { awaitOutcome, type WaitResult } from './await-outcome.ts';
 import { clearEarlierPods, ensureCheckerPod } from './checker-pod.ts';
 import { runDeliveries } from './deliveries.ts';
 import { CheckNotFoundError } from './errors.ts';
-import { finishRun, releaseRun } from './finish.ts';
+import { finishRun, notifyRecorded, releaseRun } from './finish.ts';
 import { awaitHandOver } from './hand-over.ts';
 import { recordInvalidCheck } from './invalid-check.ts';
 import { removeRunPods } from './remove-pod.ts';
@@ -148,7 +148,12 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
         durationMs: Math.max(0, deps.clock.nowMs() - run.startedAtMs),
       });
       const held = acquired.state;
-      const recorded = await finishRun(deps, check, run, outcome, { runner: cfg.runner, maxAttempts, held });
+      const recorded = await finishRun(deps, check, run, outcome, {
+        runner: cfg.runner,
+        maxAttempts,
+        held,
+        onPhase: phase,
+      });
       return { kind: 'recorded', runUuid: run.uuid, outcome: recorded ?? outcome, adopted };
     }
     if (pod.kind === 'created') phase('pod created', { pod: pod.name });
@@ -171,6 +176,8 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
     );
     if (waited.kind === 'finished' && waited.recorded) {
       await inbox?.announced();
+      const written = inbox?.written();
+      if (written) await notifyRecorded(deps, check, run, written, { runner: cfg.runner, onPhase: phase });
       // The recording write was the fence: the run is closed, by us, so its pods are ours to remove.
       if (waited.removePods) await removeRunPods(deps, check, run.uuid);
       return { kind: 'recorded', runUuid: run.uuid, outcome: waited.outcome, adopted };
@@ -226,6 +233,7 @@ async function conclude(
     runner: cfg.runner,
     maxAttempts,
     held: waited.held,
+    onPhase: cfg.onPhase,
   });
   if (!recorded) return superseded;
   // The recording write was the fence: the run is closed, by us, so its pods are ours to remove.
