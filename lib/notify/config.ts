@@ -15,7 +15,11 @@ export interface NotifyConfig {
   defaults: PolicyLayer;
   /** A link to it goes into every notification (the check's entry: `?check=ns/name`). */
   statusPageUrl?: string;
-  /** Whether a check's namespace may set defaults in the ConfigMap khrun-notifications (default true). */
+  /**
+   * Whether a check's namespace may set defaults in the ConfigMap khrun-notifications (default false:
+   * reading it costs a GET per namespace per invocation whenever a check there fails, and the runner the
+   * right to read it).
+   */
   namespaceDefaults: boolean;
   /** The most requests to receivers one invocation makes (a batch, a tick): the rest wait for the next. */
   maxDeliveries: number;
@@ -94,7 +98,7 @@ export function parseNotifyConfig(text: string, readFile: ReadSecretFile): Notif
     channels,
     defaults,
     ...(statusPageUrl ? { statusPageUrl } : {}),
-    namespaceDefaults: doc.namespaceDefaults !== false,
+    namespaceDefaults: doc.namespaceDefaults === true,
     maxDeliveries: max,
   };
 }
@@ -191,7 +195,17 @@ function channelOf(name: string, raw: unknown, readFile: ReadSecretFile): Channe
       );
     if (s) config.secret = s;
   }
-  if (type === 'pagerduty') config.routingKey = secret('routingKey', true);
+  if (type === 'pagerduty') {
+    const key = secret('routingKey', true) ?? '';
+    // PagerDuty: "the 32 character Integration Key for an integration on a service or on a global ruleset".
+    if (!/^[A-Za-z0-9]{32}$/.test(key))
+      throw new NotifyConfigError(
+        `${at}.routingKey`,
+        `is ${key.length} characters, not the 32 of an integration key`,
+        "copy the service's Events API v2 integration key",
+      );
+    config.routingKey = key;
+  }
   return config;
 }
 
