@@ -1,5 +1,12 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  HC_API_VERSION,
+  HC_GROUP,
+  HC_PLURAL,
+  HC_VERSION,
+  type HealthCheck,
+} from '../../lib/healthcheck/resources.ts';
 import { ALERT_NAME } from '../../lib/notify/channels/alertmanager.ts';
 import { verifyWebhook, WEBHOOK_HEADERS } from '../../lib/notify/channels/webhook.ts';
 import { readNotifyState } from '../../lib/state/notify-state.ts';
@@ -12,6 +19,7 @@ import {
 } from '../helpers/receiver-schemas.ts';
 import { type GettableAlert, startAlertmanager } from './helpers/alertmanager.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
+import { goCheckerV3Binary } from './helpers/go-checker-v3.ts';
 import { createCheck, nodeContainer, npmClientEnv, outcomeOf, readState, runKhrun } from './helpers/khrun.ts';
 import {
   alertmanagerReceived,
@@ -238,7 +246,7 @@ describe('alerts from khrun run on the local cluster', () => {
     expect(pd[1]?.dedup_key).toBe(pd[0]?.dedup_key);
     for (const r of [hook, slack, pagerduty, teams]) expect(r.got.flatMap((g) => g.problems)).toEqual([]);
     timeDeliveries(name, 'delivered by the deciding invocation');
-  });
+  }, 600_000);
 
   it('a runner SIGKILLed after recording but before delivering: the next invocation delivers the alert', async () => {
     const name = 'killed-runner';
@@ -264,7 +272,7 @@ describe('alerts from khrun run on the local cluster', () => {
     );
     expect(hook.got.filter(ofCheck(name))[0]?.headers[WEBHOOK_HEADERS.id]).toBe(left?.id);
     expect(readNotifyState(await readState(kc, ns, name))?.outbox).toEqual([]);
-  });
+  }, 300_000);
 
   it('a receiver down during the run loses nothing: recorded at once, delivered by a later invocation', async () => {
     const name = 'receiver-down';
@@ -289,7 +297,7 @@ describe('alerts from khrun run on the local cluster', () => {
     expect(events(hook, name)).toEqual(['firing']);
     expect(readNotifyState(await readState(kc, ns, name))?.outbox).toEqual([]);
     timeDeliveries(name, 'receiver down; delivered by the next invocation after the 30 s backoff');
-  }, 180_000);
+  }, 300_000);
 
   it('a bad policy value is recorded and logged, naming the annotation, and never blocks the outcome', async () => {
     const name = 'bad-policy';
@@ -305,7 +313,61 @@ describe('alerts from khrun run on the local cluster', () => {
     );
     expect(problems.join('\n')).toContain('channel nowhere');
     expect(r.stderr).toContain('notification policy problem');
-  });
+  }, 300_000);
+
+  it('a v3 HealthCheck fires the same way, its alert and outbox kept on the HealthCheck', async () => {
+    const name = 'v3-fails';
+    const checker = await goCheckerV3Binary();
+    await custom.createNamespacedCustomObject({
+      group: HC_GROUP,
+      version: HC_VERSION,
+      plural: HC_PLURAL,
+      namespace: ns,
+      body: {
+        apiVersion: HC_API_VERSION,
+        kind: 'HealthCheck',
+        metadata: {
+          name,
+          namespace: ns,
+          annotations: { 'notify.khrun.dev/failure-threshold': '1', 'notify.khrun.dev/channels': 'hook,am' },
+        },
+        spec: {
+          runInterval: '10m',
+          timeout: '30s',
+          podSpec: {
+            spec: {
+              containers: [
+                {
+                  name: 'check',
+                  image: 'example/v3-check:1',
+                  command: [checker, 'fail', 'upstream answered 503'],
+                },
+              ],
+            },
+          },
+        },
+      } satisfies HealthCheck,
+    });
+    const r = await runKhrun(['--healthcheck', name, '--namespace', ns, '--output', 'json'], notifyEnv);
+    expect(outcomeOf(r), r.stderr).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    const hc = (await custom.getNamespacedCustomObject({
+      group: HC_GROUP,
+      version: HC_VERSION,
+      plural: HC_PLURAL,
+      namespace: ns,
+      name,
+    })) as HealthCheck;
+    expect(hc.status?.ok).toBe(false);
+    expect(readNotifyState(hc)).toMatchObject({ alert: 'firing', outbox: [] });
+    const got = hook.got.filter(ofCheck(name));
+    expect(got.map((g) => g.json)).toMatchObject([
+      { event: 'firing', check: { kind: 'healthcheck', namespace: ns, name } },
+    ]);
+    expect(JSON.stringify(got[0]?.json)).toContain('upstream answered 503');
+    expect(await amAlerts(name)).toMatchObject([
+      { labels: { khrun_kind: 'healthcheck' }, status: { state: 'active' } },
+    ]);
+  }, 600_000);
 
   it('writes the figures: API requests per run added by notifications, time from decision to delivery', async () => {
     const figures = await writeNotifyFigures(runs, deliveries);
@@ -314,5 +376,5 @@ describe('alerts from khrun run on the local cluster', () => {
     for (const r of quiet) expect(r.apiRequestsByNotifications, r.label).toBe(0);
     for (const r of figures?.runs.filter((r) => !r.transition.startsWith('none')) ?? [])
       expect(r.apiRequestsByNotifications, r.label).toBe(1);
-  });
+  }, 60_000);
 });
