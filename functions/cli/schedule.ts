@@ -92,6 +92,8 @@ export const tick: CliCommand = {
       'KHRUN_DISPATCH_TTL',
       'KHRUN_BATCH_SIZE',
       'KHRUN_TICK_CONCURRENCY',
+      'KHRUN_NOTIFY_CONFIG_FILE',
+      'KHRUN_NOTIFY_CONFIG',
       'KHRUN_TAKE_OVER',
       'KHRUN_NAMESPACE',
       'POD_NAMESPACE',
