@@ -25,6 +25,7 @@ import {
   alertmanagerReceived,
   type MeasuredDelivery,
   type MeasuredRun,
+  runnerIdentity,
   writeNotifyFigures,
 } from './helpers/notify-figures.ts';
 import { type Receiver, startReceiver } from './helpers/receivers.ts';
@@ -47,6 +48,8 @@ let slack: Receiver;
 let pagerduty: Receiver;
 let teams: Receiver;
 let notifyEnv: Record<string, string>;
+/** The runs' own identity, so the audit log tells their requests from the cluster's (helpers/notify-figures.ts). */
+let runner: Awaited<ReturnType<typeof runnerIdentity>>;
 
 beforeAll(async () => {
   ns = await freshNamespace(kc, 'alerts');
@@ -71,9 +74,11 @@ beforeAll(async () => {
       teams: { type: 'teams', url: `${teams.url}/workflows/x`, timeoutSeconds: 2 },
     },
   };
-  notifyEnv = { KHRUN_NOTIFY_CONFIG: JSON.stringify(config) };
+  runner = await runnerIdentity(kc, ns, 'alerts-runner');
+  notifyEnv = { KHRUN_NOTIFY_CONFIG: JSON.stringify(config), KUBECONFIG: runner.kubeconfig };
 }, 900_000);
 afterAll(async () => {
+  await runner?.remove();
   await dropNamespace(kc, ns);
   await am?.stop();
   for (const r of [amHook, hook, slack, pagerduty, teams]) await r?.close();
@@ -370,7 +375,7 @@ describe('alerts from khrun run on the local cluster', () => {
   }, 600_000);
 
   it('writes the figures: API requests per run added by notifications, time from decision to delivery', async () => {
-    const figures = await writeNotifyFigures(runs, deliveries);
+    const figures = await writeNotifyFigures(runs, deliveries, runner.username);
     const quiet = figures?.runs.filter((r) => r.transition.startsWith('none')) ?? [];
     expect(quiet.length).toBeGreaterThan(0);
     for (const r of quiet) expect(r.apiRequestsByNotifications, r.label).toBe(0);

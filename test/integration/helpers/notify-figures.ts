@@ -1,6 +1,7 @@
-import { readFile, writeFile } from 'node:fs/promises';
-import { cpus, loadavg } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { countRequests, waitForAuditFlush } from '../../bench/audit.ts';
 import { repoRoot } from './khrun.ts';
@@ -34,16 +35,48 @@ export async function alertmanagerReceived(url: string): Promise<number> {
   return sum;
 }
 
-/** The audit log's username of khrun's requests in a window (the kubeconfig's user). */
-async function khrunUsername(auditLog: string, fromMs: number): Promise<string> {
-  const text = await readFile(auditLog, 'utf8');
-  for (const line of text.split('\n').reverse()) {
-    if (!line.includes('"khrun/claim"')) continue;
-    const event = JSON.parse(line) as { user?: { username?: string }; requestReceivedTimestamp?: string };
-    if (Date.parse(event.requestReceivedTimestamp ?? '') >= fromMs && event.user?.username)
-      return event.user.username;
-  }
-  throw new Error('no khrun/claim request in the audit log since the first measured run');
+/**
+ * An identity of the runs' own (a ServiceAccount with a token, bound to cluster-admin: this counts
+ * requests, rbac.test.ts covers least privilege), as a kubeconfig file: the local cluster's components
+ * share the admin user, so the audit log tells khrun's requests apart only by a user of their own.
+ */
+export async function runnerIdentity(kc: KubeConfig, namespace: string, name: string) {
+  const core = kc.makeApiClient(CoreV1Api);
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+  const binding = `${namespace}-${name}`;
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: binding },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    },
+  });
+  const tr = await core.createNamespacedServiceAccountToken({
+    name,
+    namespace,
+    body: { spec: { audiences: [], expirationSeconds: 7200 } },
+  });
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the admin kubeconfig has no current cluster');
+  const own = new KubeConfig();
+  own.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name, token: tr.status?.token ?? '' }],
+    contexts: [{ name, cluster: cluster.name, user: name, namespace }],
+    currentContext: name,
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'khrun-alerts-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeFile(kubeconfig, own.exportConfig(), { mode: 0o600 });
+  return {
+    kubeconfig,
+    username: `system:serviceaccount:${namespace}:${name}`,
+    async remove() {
+      await rbac.deleteClusterRoleBinding({ name: binding }).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /**
@@ -52,12 +85,15 @@ async function khrunUsername(auditLog: string, fromMs: number): Promise<string> 
  * that notifications made (user agent khrun/notify, and the namespace defaults' ConfigMap GET), and
  * writes them with the delivery times to bench/notify.json.
  */
-export async function writeNotifyFigures(runs: MeasuredRun[], deliveries: MeasuredDelivery[]) {
+export async function writeNotifyFigures(
+  runs: MeasuredRun[],
+  deliveries: MeasuredDelivery[],
+  username: string,
+) {
   const auditLog = join(inject('clusterDir'), 'audit.log');
   const first = runs[0];
   const last = runs.at(-1);
   if (!first || !last) return;
-  const username = await khrunUsername(auditLog, first.fromMs);
   await waitForAuditFlush(auditLog, username, last.toMs - 1000);
   const rows = [];
   for (const run of runs) {
@@ -78,7 +114,8 @@ export async function writeNotifyFigures(runs: MeasuredRun[], deliveries: Measur
     how:
       "test/integration/alerts.test.ts on the local cluster: `khrun run` spawned once per invocation (a CronJob pod's command), " +
       "its checker pod a host process reporting through the npm kuberhealthy client; API requests counted in the API server's " +
-      "audit log (the run's user, its window; notifications' own: user agent khrun/notify, GET of the namespace defaults); " +
+      "audit log (every request of the runs' own ServiceAccount in the run's window; notifications' own: user agent " +
+      'khrun/notify, and GETs of the namespace defaults); ' +
       "receiver requests counted by the local receivers, Alertmanager's by its alertmanager_alerts_received_total; delivery " +
       "time from the outcome write (the webhook body's `at`, the API server's clock) to the receiver's arrival (same machine).",
     date: new Date().toISOString(),
