@@ -160,14 +160,25 @@ async function invoke(name: string, env: Record<string, string> = {}, measured?:
   return result;
 }
 
-/** The decided-to-received time of each webhook notification of a check. */
-function timeDeliveries(name: string, label: string) {
-  for (const g of hook.got.filter(ofCheck(name)))
-    deliveries.push({
-      case: `${label}: ${(g.json as { event: string }).event}`,
-      decidedAtMs: Date.parse((g.json as { at: string }).at),
-      receivedAtMs: g.atMs,
+/**
+ * The decided-to-received time of each notification of a check: the webhook body's `at` is when the
+ * outcome write decided it; the other receivers' requests of the same check are matched to it in order
+ * (firing, then resolved), each channel's its own sample.
+ */
+function timeDeliveries(name: string, label: string, others: Receiver[] = []) {
+  const decided = hook.got.filter(ofCheck(name)).map((g) => g.json as { event: string; at: string });
+  for (const r of [hook, ...others]) {
+    const got = r === hook ? hook.got.filter(ofCheck(name)) : r.got.filter((g) => g.body.includes(name));
+    got.forEach((g, i) => {
+      const d = decided[i];
+      if (d)
+        deliveries.push({
+          case: `${label}: ${d.event}`,
+          decidedAtMs: Date.parse(d.at),
+          receivedAtMs: g.atMs,
+        });
     });
+  }
 }
 
 const ofCheck = (name: string) => (r: { json: unknown }) => JSON.stringify(r.json).includes(`${ns}/${name}`);
@@ -250,7 +261,11 @@ describe('alerts from khrun run on the local cluster', () => {
     expect(pd.map((e) => e.event_action)).toEqual(['trigger', 'resolve']);
     expect(pd[1]?.dedup_key).toBe(pd[0]?.dedup_key);
     for (const r of [hook, slack, pagerduty, teams]) expect(r.got.flatMap((g) => g.problems)).toEqual([]);
-    timeDeliveries(name, 'delivered by the deciding invocation');
+    timeDeliveries(name, 'delivered by the deciding invocation (webhook, Slack, PagerDuty, Teams)', [
+      slack,
+      pagerduty,
+      teams,
+    ]);
   }, 600_000);
 
   it('a runner SIGKILLed after recording but before delivering: the next invocation delivers the alert', async () => {
