@@ -13,7 +13,7 @@ import type { RunOutcome } from '../state/outcome.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
 import type { AwaitOptions } from './await-outcome.ts';
-import { announceRecorded, type WrittenOutcome, writeOutcome } from './finish.ts';
+import { announceRecorded, notifyRecorded, type WrittenOutcome, writeOutcome } from './finish.ts';
 import { holdReports, type ReportInbox } from './report-inbox.ts';
 
 /** A delivered report waits at least this long for an unreachable API server (as the endpoint's store path). */
@@ -22,10 +22,11 @@ const MIN_HOLD_MS = 15_000;
 /** A run's deliveries (awaitOutcome's option) and what is left to do once the wait ended. */
 export interface RunDeliveries {
   deliveries: NonNullable<AwaitOptions['deliveries']>;
-  /** Resolves once the Event of an outcome recorded from a delivery was emitted (at once when none). */
+  /**
+   * Resolves once the Event of an outcome recorded from a delivery was emitted and the notifications its
+   * write queued for this invocation were delivered (at once when none).
+   */
   announced(): Promise<void>;
-  /** The outcome written from a delivery, as written (undefined when none was). */
-  written(): Extract<WrittenOutcome, { kind: 'recorded' }> | undefined;
   /** Stops taking reports for the run: call it however the iteration ends. */
   close(): void;
 }
@@ -41,25 +42,30 @@ export function runDeliveries(
   check: ValidCheck,
   run: ActiveRun,
   inbox: ReportInbox,
-  opts: { runRef: RunRef; runner: string; maxAttempts: number; signal: AbortSignal },
+  opts: {
+    runRef: RunRef;
+    runner: string;
+    maxAttempts: number;
+    signal: AbortSignal;
+    onPhase?: (phase: string) => void;
+  },
 ): RunDeliveries {
   const held = holdReports(inbox, opts.runRef);
   let announcing: Promise<void> = Promise.resolve();
-  let recorded: Extract<WrittenOutcome, { kind: 'recorded' }> | undefined;
   return {
     deliveries: {
       open: (receiver) => held.attach(receiver),
       record: async (outcome, state) => {
         const written = await recordDelivered(deps, check, run, { ...opts, outcome, held: state });
-        if (written.kind === 'recorded') {
-          recorded = written;
-          announcing = announceRecorded(deps, check, run, written, opts.runner);
-        }
+        // The Event, then the notifications, while the run waits for its pod to exit: nothing waits for them.
+        if (written.kind === 'recorded')
+          announcing = announceRecorded(deps, check, run, written, opts.runner).then(() =>
+            notifyRecorded(deps, check, run, written, opts),
+          );
         return written;
       },
     },
     announced: () => announcing,
-    written: () => recorded,
     close: () => held.close(),
   };
 }

@@ -15,7 +15,7 @@ import { awaitOutcome, type WaitResult } from './await-outcome.ts';
 import { clearEarlierPods, ensureCheckerPod } from './checker-pod.ts';
 import { runDeliveries } from './deliveries.ts';
 import { CheckNotFoundError } from './errors.ts';
-import { finishRun, notifyRecorded, releaseRun } from './finish.ts';
+import { finishRun, releaseRun } from './finish.ts';
 import { awaitHandOver } from './hand-over.ts';
 import { recordInvalidCheck } from './invalid-check.ts';
 import { removeRunPods } from './remove-pod.ts';
@@ -133,6 +133,7 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
       runner: cfg.runner,
       maxAttempts,
       signal: cfg.signal,
+      onPhase: phase,
     });
   try {
     const pod = await ensureCheckerPod(deps, check, run, {
@@ -176,8 +177,6 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
     );
     if (waited.kind === 'finished' && waited.recorded) {
       await inbox?.announced();
-      const written = inbox?.written();
-      if (written) await notifyRecorded(deps, check, run, written, { runner: cfg.runner, onPhase: phase });
       // The recording write was the fence: the run is closed, by us, so its pods are ours to remove.
       if (waited.removePods) await removeRunPods(deps, check, run.uuid);
       return { kind: 'recorded', runUuid: run.uuid, outcome: waited.outcome, adopted };
