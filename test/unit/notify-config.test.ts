@@ -188,3 +188,25 @@ describe('the policy layers', () => {
     );
   });
 });
+
+describe('the Lambda functions read the configuration from SSM', () => {
+  it('reads the parameter KHRUN_NOTIFY_CONFIG_PARAMETER names, and fails naming it when it cannot', async () => {
+    const { notifyConfigFromParameter } = await import('../../lib/aws/notify-parameter.ts');
+    expect(await notifyConfigFromParameter({}, async () => 'x')).toBeUndefined();
+    const read = async (name: string) =>
+      name === '/khrun/notify'
+        ? DOC
+        : Promise.reject(Object.assign(new Error('no'), { name: 'ParameterNotFound' }));
+    expect(await notifyConfigFromParameter({ KHRUN_NOTIFY_CONFIG_PARAMETER: '/khrun/notify' }, read)).toEqual(
+      {
+        parameter: '/khrun/notify',
+        text: DOC,
+      },
+    );
+    await expect(
+      notifyConfigFromParameter({ KHRUN_NOTIFY_CONFIG_PARAMETER: '/other' }, read),
+    ).rejects.toThrow(
+      'KHRUN_NOTIFY_CONFIG_PARAMETER="/other": the notification configuration cannot be read from SSM (ParameterNotFound)',
+    );
+  });
+});
