@@ -57,11 +57,12 @@ export function runDeliveries(
       open: (receiver) => held.attach(receiver),
       record: async (outcome, state) => {
         const written = await recordDelivered(deps, check, run, { ...opts, outcome, held: state });
-        // The Event, then the notifications, while the run waits for its pod to exit: nothing waits for them.
+        // The Event and the notifications, side by side, while the run waits for its pod to exit.
         if (written.kind === 'recorded')
-          announcing = announceRecorded(deps, check, run, written, opts.runner).then(() =>
+          announcing = Promise.all([
+            announceRecorded(deps, check, run, written, opts.runner),
             notifyRecorded(deps, check, run, written, opts),
-          );
+          ]).then(() => undefined);
         return written;
       },
     },

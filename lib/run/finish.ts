@@ -108,8 +108,8 @@ export async function notifyRecorded(
 }
 
 /**
- * writeOutcome, then announceRecorded, then the notifications the write queued; undefined when the run
- * was no longer this invocation's.
+ * writeOutcome, then announceRecorded and the notifications the write queued, side by side; undefined
+ * when the run was no longer this invocation's.
  */
 export async function finishRun(
   deps: AcquireDeps,
@@ -120,8 +120,10 @@ export async function finishRun(
 ): Promise<RunOutcome | undefined> {
   const written = await writeOutcome(deps, check, run, outcome, opts);
   if (written.kind !== 'recorded') return undefined;
-  await announceRecorded(deps, check, run, written, opts.runner);
-  await notifyRecorded(deps, check, run, written, opts);
+  await Promise.all([
+    announceRecorded(deps, check, run, written, opts.runner),
+    notifyRecorded(deps, check, run, written, opts),
+  ]);
   return written.outcome;
 }
 
