@@ -37,7 +37,7 @@ export function renderNotifyFigures(f: Figures): string {
         `| ${r.label} | ${r.transition} | ${r.apiRequests} | ${r.apiRequestsByNotifications} | ${r.receiverRequests} | ${r.alertmanagerAlerts} |`,
     ),
     '',
-    '| time from the deciding outcome write to delivery | n | median | max |',
+    '| time from the deciding outcome write to delivery | n (arrivals: notifications × receivers) | median | max |',
     '|---|---:|---:|---:|',
   ];
   const byCase = new Map<string, number[]>();
