@@ -132,6 +132,8 @@ export const run: CliCommand = {
       'POD_NAME',
       'KHRUN_LEASE_SECONDS',
       'KHRUN_KEEP_FINISHED_PODS',
+      'KHRUN_NOTIFY_CONFIG_FILE',
+      'KHRUN_NOTIFY_CONFIG',
       'KHRUN_TAKE_OVER',
       'KHRUN_NAMESPACE',
       'POWERTOOLS_LOG_LEVEL',

@@ -9,6 +9,7 @@ import { identity } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { cliKube } from './kubeconfig.ts';
 import { checkNamespace, oneNamespaceSetting } from './namespaces.ts';
+import type { NotifyParameterText } from './notify-options.ts';
 import { reportHosting, reportSettings } from './report-address.ts';
 import type { ParameterKeyText } from './report-key-parameter.ts';
 import { batchEventChecks, eventFieldOf } from './run-check-event.ts';
@@ -144,6 +145,7 @@ export function lambdaRunPlan(input: {
   event: unknown;
   env: Env;
   keyParameter?: ParameterKeyText;
+  notifyParameter?: NotifyParameterText;
 }): LambdaRunPlan {
   const checks = batchEventChecks(input.event);
   if (checks === undefined) return { kind: 'one', options: lambdaRunCheckOptions(input) };
@@ -153,7 +155,7 @@ export function lambdaRunPlan(input: {
     kind: 'batch',
     options: {
       checks: list,
-      ...runnerSettings(config),
+      ...runnerSettings(config, input.notifyParameter),
       ...lambdaRunnerSettings(config, input.keyParameter),
     },
   };

@@ -12,6 +12,7 @@ import { healthCheckName } from './healthcheck-name.ts';
 import { khjobName } from './job-name.ts';
 import { type CliKube, cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } from './namespaces.ts';
+import { type NotifyParameterText, notifyConfig } from './notify-options.ts';
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
 import { reportKey } from './report-key.ts';
 import type { ParameterKeyText } from './report-key-parameter.ts';
@@ -44,8 +45,13 @@ export function objectToRun(
  * What every run of an invocation shares, one check's or a batch's: the lease, how many finished checker
  * pods each check keeps, and the log level.
  */
-export function runnerSettings(input: ConfigInput): RunSettings & { logLevel: LogLevel } {
+export function runnerSettings(
+  input: ConfigInput,
+  notifyParameter?: NotifyParameterText,
+): RunSettings & { logLevel: LogLevel } {
+  const notify = notifyConfig(input, notifyParameter);
   return {
+    ...(notify ? { notify } : {}),
     leaseMs: secondsMs(setting(input, { env: ['KHRUN_LEASE_SECONDS'] }), {
       defaultSeconds: ITERATION_DEFAULTS.leaseMs / 1000,
     }),
@@ -149,6 +155,7 @@ export function lambdaRunCheckOptions(input: {
   event: unknown;
   env: Env;
   keyParameter?: ParameterKeyText;
+  notifyParameter?: NotifyParameterText;
 }): LambdaRunCheckOptions {
   const config: ConfigInput<RunEventFlags> = {
     flags: runEventFlags(input.event),
@@ -156,7 +163,7 @@ export function lambdaRunCheckOptions(input: {
     flagLabel: eventFieldOf,
   };
   const object = objectToRun(config);
-  const settings = runnerSettings(config);
+  const settings = runnerSettings(config, input.notifyParameter);
   const namespace = checkNamespace(setting(config, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV }));
   return {
     ...settings,

@@ -55,6 +55,7 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
         'core pods: create,delete,get,list,watch',
         'core pods/eviction: create',
         'core events: create',
+        'core configmaps: get [khrun-notifications]',
       ],
     ],
     [
