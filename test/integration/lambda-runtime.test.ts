@@ -6,6 +6,13 @@ import { type FunctionInvocation, lambdaFunction } from '@khrun/devkit/lambda/la
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readActiveRun, readLastOutcome } from '../../lib/state/khstate.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
+import {
+  applyDeploy,
+  DEPLOY_NAMESPACE,
+  kubectl,
+  serviceAccountKubeConfig,
+  writeKubeConfig,
+} from './helpers/deploy.ts';
 import { createCheck, nodeContainer, readState, repoRoot } from './helpers/khrun.ts';
 import {
   buildLambdaPackage,
@@ -18,8 +25,11 @@ import {
 // khrun's Lambda functions run as AWS runs them: the handlers' bundles in the package layout, each function
 // in AWS's Runtime Interface Emulator (built from the Go module proxy) with Node 22 and aws-lambda-ric (the
 // Node runtime interface client), started with serverless.yml's handler string, environment, timeout and
-// memory, and invoked over the emulator's invoke API against the local cluster. Local stand-ins, where
-// AWS's emulator has none: the cluster access (KUBECONFIG instead of the EKS token; the admin kubeconfig),
+// memory, and invoked over the emulator's invoke API against the local cluster. Each function reaches the
+// cluster with only the rights docs/install.md binds to its role: runCheck the runner's ClusterRole, tick
+// the tick's, report the report server's, status list on khstates and HealthChecks, trigger nothing (each a
+// ServiceAccount here, where EKS maps the function's role to a group). Local stand-ins, where AWS's
+// emulator has none: the cluster access (a ServiceAccount's kubeconfig instead of the EKS token),
 // the report key (KHRUN_REPORT_KEY, with reportKeyParameter empty, instead of the SSM parameter), the report
 // function's URL (helpers of @khrun/devkit/lambda/function-url.ts) and Lambda's Invoke API for the
 // asynchronous invocations of tick and trigger (invoke-api.ts).
@@ -32,10 +42,12 @@ let taskRoot: string;
 /** serverless.yml's defaults, the report key as KHRUN_REPORT_KEY: signed reporting URLs only. */
 let signed: KhrunLambdas;
 const started: KhrunLambdas[] = [];
+/** Each function's cluster access: KUBECONFIG of its identity, none for trigger. */
+let access: Overrides;
+type Overrides = NonNullable<Parameters<typeof startKhrunLambdas>[0]['overrides']>;
 
 const logDir = join(repoRoot, '.khrun/lambda-runtime-logs');
 const baseEnv = () => ({
-  KUBECONFIG: inject('kubeconfigPath'),
   AWS_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
   AWS_SECRET_ACCESS_KEY: 'test-secret',
@@ -48,12 +60,18 @@ const baseEnv = () => ({
 async function lambdas(
   opts: Partial<Parameters<typeof startKhrunLambdas>[0]> & { environment?: Record<string, string> },
 ): Promise<KhrunLambdas> {
+  const overrides: Overrides = { ...access };
+  for (const fn of Object.keys(opts.overrides ?? {}) as Array<keyof Overrides>) {
+    const o = opts.overrides?.[fn];
+    overrides[fn] = { ...o, environment: { ...access[fn]?.environment, ...o?.environment } };
+  }
   const l = await startKhrunLambdas({
     parts,
     taskRoot,
-    logDir,
+    logDir: join(logDir, String(started.length + 1)),
     reportHost: inject('hostIp'),
     ...opts,
+    overrides,
     params: { namespaces: ns, reportKeyParameter: '', ...opts.params },
     environment: { ...baseEnv(), ...opts.environment },
   });
@@ -61,12 +79,52 @@ async function lambdas(
   return l;
 }
 
+/** kubectl create of something an earlier run made already is fine; any other failure is not. */
+const existing = (error: Error) => {
+  if (!/AlreadyExists|already exists/.test(error.message)) throw error;
+  return '';
+};
+
+/** A kubeconfig of a ServiceAccount of infra/deploy (or one made here), in DEPLOY_NAMESPACE. */
+async function identity(name: string): Promise<{ environment: Record<string, string> }> {
+  const path = await writeKubeConfig(
+    await serviceAccountKubeConfig(kc, DEPLOY_NAMESPACE, name),
+    `lambda-runtime-${name}`,
+  );
+  return { environment: { KUBECONFIG: path } };
+}
+
 beforeAll(async () => {
   [parts, taskRoot, ns] = await Promise.all([
     lambdaRuntimeParts((line) => console.log(`[lambda runtime] ${line}`)),
     buildLambdaPackage(join(repoRoot, '.khrun/lambda-package')),
     freshNamespace(kc, 'lambda-rt'),
+    // The ClusterRoles the functions are bound to; the in-cluster tick suspended (the Lambda tick ticks).
+    applyDeploy({ name: 'lambda-runtime', components: ['serve'], suspend: ['khrun-tick'] }),
   ]);
+  // status: docs/install.md's own commands, for a ServiceAccount instead of the role's group.
+  await kubectl(['create', 'serviceaccount', 'khrun-lambda-status', '-n', DEPLOY_NAMESPACE]).catch(existing);
+  await kubectl([
+    'create',
+    'clusterrole',
+    'khrun-status',
+    '--verb=list',
+    '--resource=khstates.comcast.github.io,healthchecks.kuberhealthy.github.io',
+  ]).catch(existing);
+  await kubectl([
+    'create',
+    'clusterrolebinding',
+    'khrun-lambda-status',
+    '--clusterrole=khrun-status',
+    `--serviceaccount=${DEPLOY_NAMESPACE}:khrun-lambda-status`,
+  ]).catch(existing);
+  access = {
+    runCheck: await identity('khrun-runner'),
+    tick: await identity('khrun-tick'),
+    report: await identity('khrun-server'),
+    status: await identity('khrun-lambda-status'),
+    trigger: { environment: { KUBECONFIG: undefined } },
+  };
   signed = await lambdas({ environment: { KHRUN_REPORT_KEY: reportKey } });
 }, 1_800_000);
 
@@ -235,8 +293,32 @@ describe('the Lambda bundles in AWS runtime interface emulator, through aws-lamb
     expect(refused.status).toBeGreaterThanOrEqual(400);
     expect(refused.status).toBeLessThan(500);
     expect(await refused.text()).toMatch(/signed URL/);
-    // No key at all and allowUnsignedReports=true: runCheck gives an unsigned URL, report takes it.
-    const open = await lambdas({ params: { allowUnsignedReports: 'true' } });
+    // No key at all and allowUnsignedReports=true: runCheck gives an unsigned URL, report takes it. As
+    // docs/install.md says, the report function then needs list on pods too (it finds the pod by run UUID).
+    await kubectl(['create', 'serviceaccount', 'khrun-lambda-report-unsigned', '-n', DEPLOY_NAMESPACE]).catch(
+      existing,
+    );
+    await kubectl([
+      'create',
+      'clusterrolebinding',
+      'khrun-lambda-report-unsigned',
+      '--clusterrole=khrun-server',
+      `--serviceaccount=${DEPLOY_NAMESPACE}:khrun-lambda-report-unsigned`,
+    ]).catch(existing);
+    await kubectl(['create', 'role', 'khrun-list-pods', '--verb=list', '--resource=pods', '-n', ns]);
+    await kubectl([
+      'create',
+      'rolebinding',
+      'khrun-lambda-report-unsigned',
+      '--role=khrun-list-pods',
+      `--serviceaccount=${DEPLOY_NAMESPACE}:khrun-lambda-report-unsigned`,
+      '-n',
+      ns,
+    ]);
+    const open = await lambdas({
+      params: { allowUnsignedReports: 'true' },
+      overrides: { report: await identity('khrun-lambda-report-unsigned') },
+    });
     await check('rt-unsigned');
     const inv = await open.fn('runCheck').invoke({ checkName: 'rt-unsigned', namespace: ns });
     expect(inv.payload).toMatchObject({ result: 'recorded', kind: 'Succeeded', ok: true });
