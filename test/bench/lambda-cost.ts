@@ -98,6 +98,19 @@ async function measureCase(ctx: Ctx, c: LambdaCase) {
       throw new Error(
         `${prefix}: the warm-up invocation did not start the runtime: ${warmUp.body.slice(0, 300)}`,
       );
+    // And as many report environments as the batch's reports can take at once (the reserved concurrency).
+    const report = lambdas.fn('report');
+    const reportWarmUp = functionUrlEvent({
+      method: 'GET',
+      url: '/externalCheckStatus',
+      headers: {},
+      body: Buffer.alloc(0),
+      sourceIp: '203.0.113.9',
+      nowMs: Date.now(),
+    });
+    const reportEnvironments = Math.min(c.batch, lambdas.configs.get('report')?.reservedConcurrency ?? 1);
+    await Promise.all(Array.from({ length: reportEnvironments }, () => report.invoke(reportWarmUp)));
+    const warmUps = report.invocations.length;
     const invocations: FunctionInvocation[] = [];
     for (let i = 0; i < c.invocations; i++) {
       const inv = await runCheck.invoke(event);
@@ -105,7 +118,7 @@ async function measureCase(ctx: Ctx, c: LambdaCase) {
         throw new Error(`runCheck did not record ${c.batch} successes: ${inv.body.slice(0, 500)}`);
       invocations.push(inv);
     }
-    const reports = (await Promise.all(lambdas.fn('report').invocations)).filter(
+    const reports = (await Promise.all(report.invocations.slice(warmUps))).filter(
       (r) => (r.payload as { statusCode?: number } | undefined)?.statusCode === 200,
     );
     const durations = (xs: FunctionInvocation[]) =>
@@ -117,7 +130,7 @@ async function measureCase(ctx: Ctx, c: LambdaCase) {
     const runCheckMs = durations(invocations.filter((i) => !i.runtimeStarted));
     const reportMs = durations(reports.filter((r) => !r.runtimeStarted));
     if (!runCheckMs.length || !reportMs.length) throw new Error(`${prefix}: no warm invocation to measure`);
-    const memoryMb = { runCheck: runCheck.config.memoryMb, report: lambdas.fn('report').config.memoryMb };
+    const memoryMb = { runCheck: runCheck.config.memoryMb, report: report.config.memoryMb };
     const gb = runCheckMs.map((ms) => billedGbSeconds(ms, memoryMb.runCheck));
     const reportGb = reportMs.map((ms) => billedGbSeconds(ms, memoryMb.report));
     const figure: LambdaCostFigure = {
@@ -246,7 +259,7 @@ export async function measureLambdaCost(
   results.push(...(await Promise.all(long.map((c) => measureCase(ctx, c)))));
   const memoryMb = results[0]?.memoryMb ?? { runCheck: 0, report: 0 };
   return {
-    how: `runCheck and report, each function in AWS's Runtime Interface Emulator (built from the Go module proxy) running aws-lambda-ric on Node 22 with serverless.yml's handler, environment, timeout and memory, new execution environments per case, runCheck's started by a warm-up invocation (a missing check), then invocations one after another; durations are the emulator's REPORT Duration of warm invocations (an invocation that started a runtime is left out here: cold starts below); GB-s = memory in serverless.yml / 1024 × duration rounded up to 1 ms, as AWS bills; checkers are sh + the Go checkclient program (sleep, then report success) on the local cluster, reporting through the report function's URL; ${cases.map((c) => `${c.checkSeconds} s × batch ${c.batch}: n=${c.invocations}`).join(', ')}`,
+    how: `runCheck and report, each function in AWS's Runtime Interface Emulator (built from the Go module proxy) running aws-lambda-ric on Node 22 with serverless.yml's handler, environment, timeout and memory, new execution environments per case, runCheck's runtime started by a warm-up invocation (a missing check) and report's by GETs (as many at once as a batch's reports, up to its reserved concurrency), then invocations one after another; durations are the emulator's REPORT Duration of warm invocations (an invocation that started a runtime is left out here: cold starts below); GB-s = memory in serverless.yml / 1024 × duration rounded up to 1 ms, as AWS bills; checkers are sh + the Go checkclient program (sleep, then report success) on the local cluster, reporting through the report function's URL; ${cases.map((c) => `${c.checkSeconds} s × batch ${c.batch}: n=${c.invocations}`).join(', ')}`,
     memoryMb,
     maxMemoryUsedMiB: {
       runCheck: summarize(results.flatMap((r) => r.memory.runCheck)),
