@@ -5,11 +5,14 @@ import { type FleetClients, lambdaFleetClients } from '../lib/aws/fleet-clients.
 import { lambdaFleetTick } from '../lib/aws/lambda-fleet-tick.ts';
 import { lambdaDispatcher } from '../lib/aws/lambda-invoke.ts';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
+import { notifyConfigFromParameter } from '../lib/aws/notify-parameter.ts';
+import { ssmParameterReader } from '../lib/aws/ssm-parameter.ts';
 import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { lambdaTickOptions } from '../lib/config/tick-options.ts';
 import { randomIds } from '../lib/core/ids.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { type KubeClient, kubeClient } from '../lib/kube/kube-client.ts';
+import { fetchSender } from '../lib/notify/http.ts';
 import { runTick } from '../lib/tick/tick.ts';
 import { tickKube } from '../lib/tick/tick-kube.ts';
 
@@ -22,10 +25,14 @@ let runtime: { logger: Logger; client: KubeClient } | undefined;
 // With KHRUN_CLUSTERS: one client object per cluster, made on first use, kept while warm.
 let fleet: { logger: Logger; clients: FleetClients } | undefined;
 const credentials = defaultProvider();
+// The notification configuration's parameter, cached while warm (as runCheck's report key).
+const readParameter = ssmParameterReader();
 
 export async function handler(_event: ScheduledEvent | undefined, context: Context) {
   // Options as `khrun tick --mode lambda` builds them; a ConfigError fails the invocation with its message.
-  const options = lambdaTickOptions({ env: process.env });
+  const notifyParameter = await notifyConfigFromParameter(process.env, readParameter);
+  const options = lambdaTickOptions({ env: process.env, notifyParameter });
+  const notify = options.notify ? { notify: { config: options.notify, http: fetchSender } } : {};
   const config = {
     scope: options.scope,
     identity: `lambda-${context.awsRequestId}`,
@@ -49,6 +56,7 @@ export async function handler(_event: ScheduledEvent | undefined, context: Conte
         config,
         log: logPort(fleet.logger),
         ids: randomIds,
+        ...notify,
         remainingMs: () => context.getRemainingTimeInMillis(),
       });
     } finally {
@@ -71,6 +79,7 @@ export async function handler(_event: ScheduledEvent | undefined, context: Conte
         clock: client.clock,
         log: logPort(logger),
         ids: randomIds,
+        ...notify,
       },
       config,
     );

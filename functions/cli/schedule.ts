@@ -7,6 +7,7 @@ import { tickOptions } from '../../lib/config/tick-options.ts';
 import { randomIds } from '../../lib/core/ids.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { type KubeClient, kubeClient, withSignal } from '../../lib/kube/kube-client.ts';
+import { fetchSender } from '../../lib/notify/http.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
 import { jobDispatcher, readRunnerTemplate, tickKube } from '../../lib/tick/tick-kube.ts';
 import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
@@ -111,6 +112,8 @@ export const tick: CliCommand = {
       'KHRUN_DISPATCH_TTL',
       'KHRUN_BATCH_SIZE',
       'KHRUN_TICK_CONCURRENCY',
+      'KHRUN_NOTIFY_CONFIG_FILE',
+      'KHRUN_NOTIFY_CONFIG',
       'KHRUN_TAKE_OVER',
       'KHRUN_NAMESPACE',
       'POD_NAMESPACE',
@@ -158,7 +161,9 @@ export const tick: CliCommand = {
         async open(cluster, signal) {
           const client = withSignal(kubeClient(byName.get(cluster)!, { log }), signal);
           const dispatcher = await dispatcherOn(client, cluster);
-          return { kube: tickKube(client), dispatcher, clock: client.clock, log, ids: randomIds };
+          // Each cluster's tick sweeps that cluster's notification outboxes, as one cluster's does.
+          const notify = options.notify ? { notify: { config: options.notify, http: fetchSender } } : {};
+          return { kube: tickKube(client), dispatcher, clock: client.clock, log, ids: randomIds, ...notify };
         },
         config,
         output: options.output,
@@ -176,6 +181,7 @@ export const tick: CliCommand = {
       output: options.output,
       log,
       write: ctx.write,
+      notify: options.notify,
     });
   },
 };

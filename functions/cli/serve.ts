@@ -118,6 +118,8 @@ export const serve: CliCommand = {
       'POD_NAMESPACE',
       'POD_IP',
       'KHRUN_LEASE_SECONDS',
+      'KHRUN_NOTIFY_CONFIG_FILE',
+      'KHRUN_NOTIFY_CONFIG',
       'POD_NAME',
       'POWERTOOLS_LOG_LEVEL',
     ],

@@ -6,7 +6,7 @@ import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { withSignal } from '../kube/kube-client.ts';
 import { runFleetTick } from '../tick/fleet-tick.ts';
-import type { TickConfig } from '../tick/tick.ts';
+import type { TickConfig, TickDeps } from '../tick/tick.ts';
 import { tickKube } from '../tick/tick-kube.ts';
 import type { FleetClients } from './fleet-clients.ts';
 import { lambdaDispatcher } from './lambda-invoke.ts';
@@ -40,6 +40,8 @@ export async function lambdaFleetTick(opts: {
   config: TickConfig;
   log: Log;
   ids: IdSource;
+  /** Notifications: each cluster's tick delivers what its outcome writes left in outboxes. */
+  notify?: TickDeps['notify'];
   remainingMs: () => number;
 }): Promise<ReturnType<typeof fleetTickDocument>> {
   const { settings, members } = opts.fleet;
@@ -64,6 +66,7 @@ export async function lambdaFleetTick(opts: {
           clock: client.clock,
           log: opts.log,
           ids: opts.ids,
+          ...(opts.notify ? { notify: opts.notify } : {}),
         };
       },
     },

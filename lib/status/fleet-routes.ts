@@ -134,6 +134,17 @@ export async function handleFleetStatusRequest(
       `no cluster ${unknown.join(', ')} here; the clusters are ${opts.clusters.map((c) => c.name).join(', ')}`,
     );
   }
+  if (path === STATUS_PATHS.logs) {
+    // Not over several clusters: a log is one cluster's pod's, read where that cluster's runners are.
+    return {
+      status: 501,
+      headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE },
+      body: goJson({
+        error:
+          "the last run's log is not served over several clusters; khrun logs CHECK -n NAMESPACE --context CLUSTER prints it",
+      }),
+    };
+  }
   const sources = wanted.length ? opts.clusters.filter((c) => wanted.includes(c.name)) : opts.clusters;
   const byName = new Map(sources.map((s) => [s.name, s]));
   const outcomes = await fanOut(
@@ -182,6 +193,9 @@ export async function handleFleetStatusRequest(
       body: renderStatusPage({
         data: fleetPageData(outcomes, { ...common, nowMs }),
         dataUrl: STATUS_PATHS.pageData,
+        logsUrl: STATUS_PATHS.logs,
+        // The log route is one cluster's (above): no section opens by itself.
+        autoOpenLogs: 0,
         refreshMs: opts.refreshMs ?? 5_000,
         historySlots: DEFAULT_HISTORY_BOUNDS.maxEntries,
       }),
