@@ -60,7 +60,12 @@ export function writeOutcome(
         : holding.state;
       const final = reconcileWithReport(outcome, state, run);
       const atMs = deps.clock.nowMs();
-      const ctx = { nowMs: atMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
+      const ctx = {
+        nowMs: atMs,
+        runner: opts.runner,
+        runIntervalMs: check.runIntervalMs,
+        timeoutMs: check.timeoutMs,
+      };
       return write(recordOutcome(state, run, final, ctx), () => ({ kind: 'recorded', outcome: final, atMs }));
     },
   });
