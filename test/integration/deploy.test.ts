@@ -195,7 +195,7 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
     expect(after).toEqual(before);
   }, 180_000);
 
-  it('the optional server Deployment serves health and the report endpoint on its pods, signed reports only', async () => {
+  it('the server Deployment serves health, the examples in its metrics and, with the serve component, the report endpoint on its pods, signed reports only', async () => {
     const pods = await waitFor<V1Pod, V1Pod[]>(kc, {
       path: `/api/v1/namespaces/${ns}/pods`,
       labelSelector: 'app.kubernetes.io/component=server',
@@ -214,6 +214,17 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       const health = await waitForHttp(`${base}/healthz`);
       expect(health.status).toBe(200);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      // Status and metrics, read-only, of the examples the first test recorded (served by default).
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      for (const [name, kind] of Object.entries(EXAMPLES)) {
+        const ok = kind === 'Succeeded' ? '1' : '0';
+        expect(metrics, name).toMatch(
+          new RegExp(`^kuberhealthy_check\\{check="${ns}/${name}",namespace="${ns}",status="${ok}",`, 'm'),
+        );
+        expect(metrics, name).toMatch(
+          new RegExp(`^kuberhealthy_check_last_dispatch_timestamp_seconds\\{check="${ns}/${name}"`, 'm'),
+        );
+      }
       // It started with the Secret's key (without a key and the unsigned opt-in it would not start): an
       // unsigned report and one signed with another key are refused at once, one signed with this key gets
       // as far as the khstate of its check (none: no run is active).
