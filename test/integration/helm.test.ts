@@ -375,7 +375,7 @@ describe('the chart', () => {
     expect(unsignedReporting.volumes).toBeUndefined();
 
     // Refused: no server to report to; sync's runner pods in namespaces the key Secret is not in.
-    await expect(render(['runner.reportToServer=true'])).rejects.toThrow(
+    await expect(render(['runner.reportToServer=true', 'server.enabled=false'])).rejects.toThrow(
       /runner\.reportToServer needs server\.enabled=true/,
     );
     await expect(render(['server.enabled=true', 'runner.reportToServer=true', 'mode=sync'])).rejects.toThrow(
