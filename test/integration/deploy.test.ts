@@ -199,12 +199,19 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
     const pods = await waitFor<V1Pod, V1Pod[]>(kc, {
       path: `/api/v1/namespaces/${ns}/pods`,
       labelSelector: 'app.kubernetes.io/component=server',
+      // The pods of the serve component's Deployment (with the key), none left of another: a file that
+      // applied the base before (its server takes no reports) leaves pods that this apply rolls over.
       decide: (items) => {
-        const running = [...items.values()].filter((p) => p.status?.phase === 'Running' && p.status.podIP);
-        return running.length === 2 ? running : undefined;
+        const pods = [...items.values()];
+        const keyed = (p: V1Pod) => p.spec?.volumes?.some((v) => v.name === 'report-key') === true;
+        const running = pods.filter(
+          (p) =>
+            p.status?.phase === 'Running' && p.status.podIP && !p.metadata?.deletionTimestamp && keyed(p),
+        );
+        return running.length === 2 && pods.length === 2 ? running : undefined;
       },
-      timeoutMs: 60_000,
-      description: 'two running khrun serve pods',
+      timeoutMs: 120_000,
+      description: 'two running khrun serve pods with the report key, and no other',
     });
     // The key the user's Secret holds (applyDeploy made it as the component's kustomization.yaml says).
     const key = await reportKeyOfSecret(kc, ns, DEPLOY_REPORT_KEY_SECRET);
@@ -238,5 +245,5 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
     }
     const service = await core.readNamespacedService({ name: 'kuberhealthy', namespace: ns });
     expect(service.spec?.ports?.[0]).toMatchObject({ port: 80, targetPort: 'http' });
-  }, 120_000);
+  }, 180_000);
 });
