@@ -18,7 +18,7 @@ export const localSpec: CommandSpec = {
     'image-map': {
       type: 'string',
       value: 'FILE',
-      help: "what containers without command run: their image's ENTRYPOINT and CMD (YAML or JSON; README)",
+      help: "what containers without command run: their image's ENTRYPOINT and CMD (YAML or JSON; docs/local-cluster.md)",
     },
     ...HELP_ONLY,
   },
@@ -42,13 +42,20 @@ export const buildSpec: CommandSpec = {
   summary: '(dev) bundle functions/ (the CLI and the Lambda handlers) with esbuild',
   description:
     'Bundles each entrypoint of functions/ into one minified ESM file for Node 20 with a source map, ' +
-    'writes meta.json and prints the sizes; with --measure, also the cold import time of each bundle.',
+    'writes meta.json and prints the sizes; with --measure, also the cold import time of each bundle. ' +
+    "The revision compiled in (khrun version) is the checkout's git commit, marked -dirty when tracked " +
+    'files differ from it, unless --revision says otherwise.',
   flags: {
     outdir: { type: 'string', value: 'DIR', help: 'where to write the bundles (default dist/)' },
     measure: {
       type: 'string',
       value: 'N',
       help: 'import each bundle in N fresh Node processes; print the median',
+    },
+    revision: {
+      type: 'string',
+      value: 'REV',
+      help: "the source revision `khrun version` reports ('' for none; default: the checkout's git commit)",
     },
     ...HELP_ONLY,
   },

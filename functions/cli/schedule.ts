@@ -31,7 +31,7 @@ const runnerFlags = (oldName: string): FlagTable => ({
   'runner-namespace': {
     type: 'string',
     value: 'NS',
-    help: 'where khrun is installed: its runner PodTemplate (else KHRUN_NAMESPACE, else POD_NAMESPACE, else kuberhealthy)',
+    help: 'where khrun is installed: its runner PodTemplate (else KHRUN_NAMESPACE, else POD_NAMESPACE, else khrun)',
   },
   'pod-template': { type: 'string', value: 'NAME', help: 'the runner PodTemplate (default khrun-runner)' },
   ...OLD_NAMESPACES,

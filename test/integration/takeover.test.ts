@@ -30,7 +30,7 @@ import { type KuberhealthyV2Daemon, startKuberhealthyV2, V2_DEPLOYMENT } from '.
 // deployed beside it (a tick every 2 s whose dispatches are real `khrun run` processes), refuses them; then
 // `khrun takeover` and `khrun handback` move them over and back. Every checker pod of both systems is
 // recorded from a watch (its run-id, its creation and end by the API server's and kubelet's clocks), and the
-// runs of each check must neither overlap nor leave a gap longer than the bound the README states.
+// runs of each check must neither overlap nor leave a gap longer than the bound docs/migrating.md states.
 
 const kc = adminKubeConfig();
 /** The test's one client object: its clock, fed by the tick's requests here, times the dispatches and windows. */

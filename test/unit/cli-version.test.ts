@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { CliContext } from '../../functions/cli/context.ts';
 import { main } from '../../functions/cli/main.ts';
+import { versionDocument, versionLine } from '../../functions/cli/version.ts';
 
 // `khrun version` answers with package.json's version and the Node.js running it, talks to no cluster,
 // and with -o json|yaml prints the document alone, so a script can parse stdout as it is.
@@ -49,6 +50,22 @@ describe('khrun version', () => {
     const yaml = await khrun(['--version', '--output=yaml']);
     expect(yaml.code).toBe(0);
     expect(parseYaml(yaml.stdout)).toEqual({ version: packageVersion, node: process.version });
+  });
+
+  it('a build that recorded its revision adds it to the line and the document; one without has none', () => {
+    const sha = 'f'.repeat(40);
+    expect(versionDocument(sha, 'v20.19.0')).toEqual({
+      version: packageVersion,
+      revision: sha,
+      node: 'v20.19.0',
+    });
+    expect(versionLine(versionDocument(sha, 'v20.19.0'))).toBe(
+      `khrun ${packageVersion} (revision ${sha}, node v20.19.0)`,
+    );
+    expect(versionDocument(undefined, 'v20.19.0')).toEqual({ version: packageVersion, node: 'v20.19.0' });
+    expect(versionLine(versionDocument(undefined, 'v20.19.0'))).toBe(
+      `khrun ${packageVersion} (node v20.19.0)`,
+    );
   });
 
   it('an unknown -o or flag is a usage error (exit 2)', async () => {

@@ -237,7 +237,7 @@ export async function resolvePrometheusTool(
 }
 
 /** The cached binary, else `go build` of it into the cache (renamed into place only once complete). */
-async function cachedBuild(
+export async function cachedBuild(
   opts: Omit<BinaryOptions, 'kubebuilderAssets'>,
   tool: {
     dir: string;

@@ -1,6 +1,6 @@
 {{/*
-Helpers of the monitoring templates (servicemonitor.yaml, prometheusrule.yaml, dashboard.yaml) and of the
-server's report switch: values that cannot be rendered into a working install, refused with what to do.
+Helpers of the monitoring templates (servicemonitor.yaml, prometheusrule.yaml, dashboard.yaml): values that
+cannot be rendered into a working install, refused with what to do.
 */}}
 
 {{/* The labels of every monitoring object. */}}
@@ -16,14 +16,9 @@ app.kubernetes.io/component: monitoring
 {{- end }}
 {{- end }}
 
+{{/* The monitoring values that cannot work together or without the server. */}}
 {{- define "khrun.checkMonitoring" -}}
 {{- $m := .Values.monitoring }}
-{{- if and .Values.runner.reportToServer .Values.server.enabled (not .Values.server.reports) }}
-{{- fail "runner.reportToServer needs server.reports=true: checker pods would report to a server that takes no reports" }}
-{{- end }}
-{{- if and .Values.server.allowUnsignedReports (not .Values.server.reports) }}
-{{- fail "server.allowUnsignedReports needs server.reports=true: a server without reports takes no unsigned ones either" }}
-{{- end }}
 {{- if and $m.serviceMonitor.enabled $m.podMonitor.enabled }}
 {{- fail "monitoring.serviceMonitor.enabled and monitoring.podMonitor.enabled: choose one, or every series is scraped twice" }}
 {{- end }}
