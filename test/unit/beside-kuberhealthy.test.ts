@@ -22,6 +22,7 @@ const dirs = [
   'infra/deploy',
   'infra/deploy/components/serve',
   'infra/deploy/components/sync',
+  'infra/deploy/components/monitoring',
   'infra/deploy/components/examples',
   'infra/crds',
 ];

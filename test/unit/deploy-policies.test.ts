@@ -23,7 +23,10 @@ const DEPLOY_FILES = [
   'infra/deploy/tick.yaml',
   'infra/deploy/admission.yaml',
   'infra/deploy/components/sync/sync.yaml',
+  // The serve component's Deployment (the server with reports: a patch over the base's) before the base's,
+  // which holds the server's RBAC and Service and takes no reports.
   'infra/deploy/components/serve/serve.yaml',
+  'infra/deploy/serve.yaml',
 ];
 const objects = DEPLOY_FILES.flatMap((f) => loadAll(read(f)) as K8sObject[]).filter(Boolean);
 const byKind = (kind: string) => objects.filter((o) => o.kind === kind);
@@ -330,6 +333,17 @@ describe("the serve component: signed reports only, the key from the user's Secr
     expect(env.has('KHRUN_REPORT_KEY')).toBe(false);
     expect(env.has('KHRUN_ALLOW_UNSIGNED_REPORTS')).toBe(false);
     expect(env.has('KHRUN_REPORT_UNSIGNED')).toBe(false);
+  });
+
+  it("the base's server (without the component) takes no reports and mounts no key", () => {
+    const base = (loadAll(read('infra/deploy/serve.yaml')) as K8sObject[]).find(
+      (o) => o?.kind === 'Deployment',
+    ) as unknown as typeof deployment;
+    const container = base.spec.template.spec.containers[0] as typeof server & { args: string[] };
+    expect(container.args).toContain('--no-reports');
+    expect(base.spec.template.spec.volumes).toBeUndefined();
+    expect(container.volumeMounts).toBeUndefined();
+    expect((container.env ?? []).map((e) => e.name)).toEqual(['POD_NAME']);
   });
 
   it('ships no Secret of its own (kustomize cannot make a random key) and says how to create it', () => {

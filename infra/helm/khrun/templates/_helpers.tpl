@@ -92,6 +92,12 @@ affinity:
 {{- if and .Values.runner.reportToServer (not .Values.server.enabled) }}
 {{- fail "runner.reportToServer needs server.enabled=true: it points checker pods at the report server of this release, which is not enabled" }}
 {{- end }}
+{{- if and .Values.runner.reportToServer .Values.server.enabled (not .Values.server.reports) }}
+{{- fail "runner.reportToServer needs server.reports=true: checker pods would report to a server that takes no reports" }}
+{{- end }}
+{{- if and .Values.server.allowUnsignedReports (not .Values.server.reports) }}
+{{- fail "server.allowUnsignedReports needs server.reports=true: a server without reports takes no unsigned ones either" }}
+{{- end }}
 {{- if and .Values.runner.reportToServer (eq .Values.mode "sync") (not .Values.server.allowUnsignedReports) }}
 {{- fail "runner.reportToServer needs mode=tick (or server.allowUnsignedReports=true): in sync mode runner pods run in each khcheck's namespace, where the report key Secret would have to be copied, and whoever may read Secrets there could forge any check's report. To do it anyway, set runner.extraEnv: KH_EXTERNAL_REPORTING_URL, and KHRUN_REPORT_KEY (valueFrom secretKeyRef) from a Secret you create in every namespace of checks" }}
 {{- end }}
