@@ -122,23 +122,25 @@ const cel = (name: string) =>
 describe('admission policies: each in force, matching what it narrows', () => {
   const EXPECTED: Record<string, { ops: string[]; resources: string[]; validations: number }> = {
     'khrun-runner-checker-pods': { ops: ['CREATE'], resources: ['pods'], validations: 4 },
-    'khrun-runner-node-access': { ops: ['CREATE'], resources: ['pods'], validations: 4 },
-    'khrun-runner-checker-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 5 },
-    'khrun-runner-khjob-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 5 },
-    'khrun-runner-healthcheck-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 5 },
+    'khrun-runner-node-access': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-checker-credentials': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-checker-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-khjob-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-healthcheck-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-events': { ops: ['CREATE', 'UPDATE'], resources: ['events'], validations: 1 },
     'khrun-runner-pod-removal': {
       ops: ['DELETE', 'CREATE'],
       resources: ['pods', 'pods/eviction'],
       validations: 2,
     },
-    'khrun-tick-jobs': { ops: ['CREATE', 'UPDATE'], resources: ['jobs'], validations: 2 },
+    'khrun-tick-jobs': { ops: ['CREATE', 'UPDATE'], resources: ['jobs'], validations: 4 },
     'khrun-tick-job-template': { ops: ['CREATE', 'UPDATE'], resources: ['jobs'], validations: 2 },
     'khrun-check-specs': {
       ops: ['UPDATE', 'UPDATE'],
       resources: ['khchecks', 'khjobs', 'healthchecks'],
-      validations: 1,
+      validations: 2,
     },
-    'khrun-sync-cronjobs': { ops: ['CREATE', 'UPDATE'], resources: ['cronjobs'], validations: 4 },
+    'khrun-sync-cronjobs': { ops: ['CREATE', 'UPDATE'], resources: ['cronjobs'], validations: 6 },
     'khrun-sync-cronjob-removal': { ops: ['DELETE'], resources: ['cronjobs'], validations: 1 },
     'khrun-sync-cronjob-template': { ops: ['CREATE', 'UPDATE'], resources: ['cronjobs'], validations: 2 },
   };
@@ -174,16 +176,92 @@ describe('admission policies: each in force, matching what it narrows', () => {
       'privileged',
       'capabilities.add',
       'procMount',
-      "seccompProfile.type != 'Unconfined'",
+      "object.spec.securityContext.seccompProfile.type != 'Unconfined'",
+      "c.securityContext.seccompProfile.type != 'Unconfined'",
+      "object.spec.securityContext.appArmorProfile.type != 'Unconfined'",
+      "c.securityContext.appArmorProfile.type != 'Unconfined'",
+      'container.apparmor.security.beta.kubernetes.io/',
+      'seccomp.security.alpha.kubernetes.io/pod',
+      'seLinuxOptions.type in variables.baselineSELinuxTypes',
+      'seLinuxOptions.user',
+      'seLinuxOptions.role',
       'hostProcess',
+      'sysctls.all(s, s.name in variables.safeSysctls)',
+      'object.spec.nodeName',
+      'node-role.kubernetes.io/control-plane',
+      "t.key != ''",
+      "priorityClassName.startsWith('system-')",
+      'object.spec.priority <= 1000000000',
     ])
       expect(rules, field).toContain(field);
-    // Each validation is lifted by the namespace label alone, which khrun's identities cannot set.
+    // Each validation is lifted by the namespace label alone, which khrun's identities cannot set, and
+    // says the command that sets it.
     for (const v of policy('khrun-runner-node-access').spec.validations)
       expect(v.expression).toMatch(/^variables\.opened \|\|/);
-    expect(JSON.stringify(policy('khrun-runner-node-access').spec)).toContain(
-      "namespaceObject.metadata.labels['khrun.dev/privileged-checks'] == 'allowed'",
+    const spec = JSON.stringify(policy('khrun-runner-node-access').spec);
+    expect(spec).toContain("namespaceObject.metadata.labels['khrun.dev/privileged-checks'] == 'allowed'");
+    expect(spec).toContain(
+      "kubectl label namespace ' + request.namespace + ' khrun.dev/privileged-checks=allowed",
     );
+  });
+
+  it("keeps every checker pod off its namespace's credentials unless an admin labelled the namespace", () => {
+    const p = policy('khrun-runner-checker-credentials');
+    const spec = JSON.stringify(p.spec);
+    expect(spec).toContain("namespaceObject.metadata.labels['khrun.dev/checker-credentials'] == 'allowed'");
+    expect(spec).toContain(
+      "kubectl label namespace ' + request.namespace + ' khrun.dev/checker-credentials=allowed",
+    );
+    const vars = Object.fromEntries(
+      (p.spec as unknown as { variables: Array<{ name: string; expression: string }> }).variables.map((v) => [
+        v.name,
+        v.expression,
+      ]),
+    );
+    // Volumes: an allow-list of kinds (a Secret, PVC, CSI or network volume is not on it), projected
+    // sources without secrets or tokens for other audiences.
+    for (const kind of ['configMap', 'downwardAPI', 'emptyDir', 'image', 'hostPath', 'projected'])
+      expect(vars.dataVolumes).toContain(`has(v.${kind})`);
+    for (const kind of ['secret', 'persistentVolumeClaim', 'csi', 'nfs', 'ephemeral', 'iscsi'])
+      expect(vars.dataVolumes).not.toContain(`has(v.${kind})`);
+    expect(vars.dataVolumes).toContain("s.serviceAccountToken.audience == ''");
+    expect(vars.dataVolumes).not.toContain('has(s.secret)');
+    expect(vars.secretEnv).toContain('e.valueFrom.secretKeyRef');
+    expect(vars.secretEnv).toContain('f.secretRef');
+    expect(vars.secretEnv).toContain('variables.containers');
+    expect(vars.containers).toContain('object.spec.initContainers');
+    for (const label of [
+      'kuberhealthy-check-name',
+      'kuberhealthy-run-id',
+      'app',
+      'healthcheck',
+      'kh-run-uuid',
+    ])
+      expect(vars.otherLabels).toContain(`'${label}'`);
+    const rules = cel('khrun-runner-checker-credentials');
+    expect(rules).toContain("variables.serviceAccount == 'default'");
+    expect(rules).toContain('object.spec.resourceClaims');
+    // Every rule but the report key's is lifted by the label; the report key's never is.
+    const [keyRule, ...lifted] = [...p.spec.validations].reverse();
+    for (const v of lifted) expect(v.expression).toMatch(/^variables\.opened \|\|/);
+    expect(keyRule!.expression).not.toContain('variables.opened');
+    expect(keyRule!.expression).toContain("request.namespace != 'kuberhealthy'");
+    expect(vars.reportKey).toBe("'khrun-report-key'");
+    for (const ref of [
+      'v.secret.secretName',
+      's.secret.name',
+      'e.valueFrom.secretKeyRef.name',
+      'f.secretRef.name',
+      'v.csi.nodePublishSecretRef.name',
+    ])
+      expect(keyRule!.expression).toContain(ref);
+  });
+
+  it("records the runner's Events only about checks of their namespace", () => {
+    const rule = cel('khrun-runner-events');
+    expect(rule).toContain("object.involvedObject.kind in ['KuberhealthyCheck', 'KuberhealthyJob']");
+    expect(rule).toContain("object.involvedObject.kind == 'HealthCheck'");
+    expect(rule).toContain('object.involvedObject.namespace == request.namespace');
   });
 
   it('pins a checker pod to one owner that a parameter constrains, named or by uid', () => {
@@ -231,6 +309,17 @@ describe('admission policies: each in force, matching what it narrows', () => {
         'v.secret.secretName',
         'v.configMap.name',
         'v.persistentVolumeClaim.claimName',
+        'object.spec.activeDeadlineSeconds',
+        'object.spec.terminationGracePeriodSeconds',
+        'object.spec.hostname',
+        'object.spec.subdomain',
+        'object.spec.hostAliases',
+        'object.spec.dnsConfig',
+        'object.spec.dnsPolicy',
+        'object.spec.tolerations',
+        'object.spec.os',
+        'object.spec.resourceClaims',
+        'object.spec.schedulingGates',
       ])
         expect(all, `${name} compares ${field}`).toContain(field);
     }
@@ -262,7 +351,25 @@ describe('admission policies: each in force, matching what it narrows', () => {
     expect(all).not.toContain('object.spec.phase');
     const who = policy('khrun-check-specs').spec.matchConditions?.[0]?.expression ?? '';
     for (const sa of ['khrun-tick', 'khrun-sync', 'khrun-(runner|server)']) expect(who).toContain(sa);
+    // Nor its owners or finalizers: a dangling owner reference has the garbage collector delete the check.
+    expect(all).toContain('object.metadata.ownerReferences');
+    expect(all).toContain('object.metadata.finalizers');
   });
+
+  it.each(['khrun-tick-jobs', 'khrun-sync-cronjobs'])(
+    '%s: one runner pod, once, with no unconfining annotation',
+    (name) => {
+      const all = cel(name);
+      for (const f of [
+        'variables.job.parallelism <= 1',
+        'variables.job.completions <= 1',
+        'variables.job.backoffLimit == 0',
+        'variables.job.manualSelector',
+        'container.apparmor.security.beta.kubernetes.io/',
+      ])
+        expect(all).toContain(f);
+    },
+  );
 
   it('lets sync change and delete only the CronJobs it made', () => {
     expect(cel('khrun-sync-cronjob-removal')).toContain(
