@@ -4,6 +4,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
   type V1CronJob,
@@ -54,6 +55,12 @@ beforeAll(async () => {
   await applyDeploy({ name: 'admission', components: ['sync'], suspend: ['khrun-sync'] });
   checks = await freshNamespace(admin, 'vap');
   const core = admin.makeApiClient(CoreV1Api);
+  // Checks here may use the namespace's ServiceAccounts (an admin allowed it, policy 1c), so a pod with
+  // another ServiceAccount meets the rules tried here alone; admission-credentials.test.ts tries policy 1c.
+  await core.patchNamespace(
+    { name: checks, body: { metadata: { labels: { 'khrun.dev/checker-credentials': 'allowed' } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   // A ServiceAccount more powerful than the runner's, which a khcheck could name; and a pod that is no
   // checker pod (a workload of the namespace) for the runner to try to delete.
   await core.createNamespacedServiceAccount({ namespace: checks, body: { metadata: { name: 'powerful' } } });
