@@ -269,6 +269,25 @@ const ROUTES: Array<[string, (p: V1PodSpec, pod: V1Pod) => void]> = [
     },
   ],
   [
+    "a certificate for the pod's ServiceAccount (projected podCertificate)",
+    (p) => {
+      p.volumes!.push({
+        name: 'cert',
+        projected: {
+          sources: [
+            {
+              podCertificate: {
+                signerName: 'example.com/client',
+                keyType: 'ED25519',
+                credentialBundlePath: 'bundle',
+              },
+            } as never,
+          ],
+        },
+      });
+    },
+  ],
+  [
     'a ResourceClaim of the namespace',
     (p) => {
       p.resourceClaims = [{ name: 'gpu', resourceClaimName: 'shared-gpu' }];

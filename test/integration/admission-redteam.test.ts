@@ -110,7 +110,25 @@ beforeAll(async () => {
           ),
         ),
       ) &&
-      REFUSED.test(await refusal(createEvent(eventAbout({ apiVersion: 'v1', kind: 'Pod', name: 'x' })))),
+      REFUSED.test(await refusal(createEvent(eventAbout({ apiVersion: 'v1', kind: 'Pod', name: 'x' })))) &&
+      REFUSED.test(
+        await refusal(
+          createJob(
+            runnerJob((j) => {
+              j.parallelism = 2;
+            }),
+          ),
+        ),
+      ) &&
+      REFUSED.test(
+        await refusal(
+          createCron(
+            cron((j) => {
+              j.parallelism = 2;
+            }),
+          ),
+        ),
+      ),
     60_000,
   );
   if (!ready) console.warn('the admission policies were not in effect within 60 s');
@@ -154,6 +172,33 @@ function eventAbout(about?: CoreV1Event['involvedObject']): CoreV1Event {
 
 const createEvent = (event: CoreV1Event, namespace = checks) =>
   runner.makeApiClient(CoreV1Api).createNamespacedEvent({ namespace, body: event, dryRun: DRY });
+
+function runnerJob(mutate: (spec: V1JobSpec) => void = () => {}): V1Job {
+  const spec = runJobSpec(
+    template,
+    { namespace: checks, name: check.name, timeoutMs: 60_000 },
+    DEFAULT_RUN_JOB_OPTIONS,
+  );
+  mutate(spec);
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'khrun-run-redteam', namespace: ns },
+    spec,
+  };
+}
+function cron(mutate: (spec: V1JobSpec) => void = () => {}): V1CronJob {
+  const { cronJob } = checkCronJob(check.source, template, DEFAULT_RUN_JOB_OPTIONS);
+  mutate(cronJob.spec!.jobTemplate.spec!);
+  return cronJob;
+}
+
+const createJob = (body: V1Job) =>
+  tick.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body, dryRun: DRY });
+const createCron = (body: V1CronJob) =>
+  sync
+    .makeApiClient(BatchV1Api)
+    .createNamespacedCronJob({ namespace: body.metadata!.namespace!, body, dryRun: DRY });
 
 describe("the runner's Events are about its checks only", () => {
   it('allows the outcome Event on the khcheck', async () => {
@@ -334,34 +379,22 @@ describe("a real check's pod keeps its check's lifetime, names, DNS and placemen
     expect(await refusal(createPod(own))).toMatch(/^(403|422) /);
   });
 
-  it('refuses ephemeral containers on create (the API server itself) and by the subresource (RBAC)', async () => {
+  it('leaves ephemeral containers and overhead to the API server, which refuses them on create', async () => {
     const withEphemeral = checkerPod((p) => {
       p.ephemeralContainers = [{ name: 'debug', image: 'busybox', command: ['sh'] }];
     });
-    expect(await refusal(createPod(withEphemeral))).toMatch(/^(403|422) /);
+    expect(await refusal(createPod(withEphemeral))).toMatch(/^422 .*cannot be set on create/s);
+    // The subresource that adds them to a running pod is RBAC's to refuse (rbac.test.ts).
+    const withOverhead = checkerPod((p) => {
+      p.overhead = { cpu: '1' };
+    });
+    expect(await refusal(createPod(withOverhead))).toMatch(
+      /^403 .*Pod Overhead set without corresponding RuntimeClass/s,
+    );
   });
 });
 
 describe('the tick and sync run one runner pod at a time, as khrun builds its Jobs', () => {
-  function runnerJob(mutate: (spec: V1JobSpec) => void = () => {}): V1Job {
-    const spec = runJobSpec(
-      template,
-      { namespace: checks, name: check.name, timeoutMs: 60_000 },
-      DEFAULT_RUN_JOB_OPTIONS,
-    );
-    mutate(spec);
-    return {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: { name: 'khrun-run-redteam', namespace: ns },
-      spec,
-    };
-  }
-  function cron(mutate: (spec: V1JobSpec) => void = () => {}): V1CronJob {
-    const { cronJob } = checkCronJob(check.source, template, DEFAULT_RUN_JOB_OPTIONS);
-    mutate(cronJob.spec!.jobTemplate.spec!);
-    return cronJob;
-  }
   const ROUTES: Array<[string, (j: V1JobSpec) => void]> = [
     [
       'parallelism 50',
@@ -400,26 +433,12 @@ describe('the tick and sync run one runner pod at a time, as khrun builds its Jo
   ];
 
   it('allows the Job and the CronJob khrun makes', async () => {
-    expect(
-      await refusal(
-        tick.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body: runnerJob(), dryRun: DRY }),
-      ),
-    ).toBe('allowed');
-    const c = cron();
-    expect(
-      await refusal(
-        sync
-          .makeApiClient(BatchV1Api)
-          .createNamespacedCronJob({ namespace: c.metadata!.namespace!, body: c, dryRun: DRY }),
-      ),
-    ).toBe('allowed');
+    expect(await refusal(createJob(runnerJob()))).toBe('allowed');
+    expect(await refusal(createCron(cron()))).toBe('allowed');
   });
 
   it.each(ROUTES)('refuses the tick a Job with %s', async (_, mutate) => {
-    const body = runnerJob(mutate);
-    expect(
-      await refusal(tick.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body, dryRun: DRY })),
-    ).toMatch(REFUSED);
+    expect(await refusal(createJob(runnerJob(mutate)))).toMatch(REFUSED);
   });
 
   it("leaves a CronJob's hand-picked selector to the API server, which refuses it", async () => {
@@ -427,26 +446,13 @@ describe('the tick and sync run one runner pod at a time, as khrun builds its Jo
       j.manualSelector = true;
       j.selector = { matchLabels: { 'app.kubernetes.io/name': 'khrun' } };
     });
-    expect(
-      await refusal(
-        sync
-          .makeApiClient(BatchV1Api)
-          .createNamespacedCronJob({ namespace: body.metadata!.namespace!, body, dryRun: DRY }),
-      ),
-    ).toMatch(/^422 .*manualSelector/s);
+    expect(await refusal(createCron(body))).toMatch(/^422 .*manualSelector/s);
   });
 
   it.each(ROUTES.filter(([what]) => !what.startsWith('a hand-picked selector')))(
     'refuses sync a CronJob with %s',
     async (_, mutate) => {
-      const body = cron(mutate);
-      expect(
-        await refusal(
-          sync
-            .makeApiClient(BatchV1Api)
-            .createNamespacedCronJob({ namespace: body.metadata!.namespace!, body, dryRun: DRY }),
-        ),
-      ).toMatch(REFUSED);
+      expect(await refusal(createCron(cron(mutate)))).toMatch(REFUSED);
     },
   );
 });

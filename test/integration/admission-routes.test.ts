@@ -429,6 +429,13 @@ describe('no checker pod reaches the node unless an admin labelled its namespace
       },
     ],
     [
+      'a gitRepo volume (git run by the kubelet on the node)',
+      (p) => {
+        p.volumes = [{ name: 'repo', gitRepo: { repository: 'https://example.com/x.git' } }];
+        p.containers[0]!.volumeMounts = [{ name: 'repo', mountPath: '/repo' }];
+      },
+    ],
+    [
       'an unconfined seccomp profile',
       (p) => {
         p.securityContext = { seccompProfile: { type: 'Unconfined' } };

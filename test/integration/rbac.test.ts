@@ -70,10 +70,13 @@ const DENIED_TO_ALL: Verb[] = [
   ['create', 'pods', OTHER, { subresource: 'portforward' }],
   ['get', 'pods', OTHER, { subresource: 'proxy' }],
   ['create', 'pods', OTHER, { subresource: 'binding' }],
+  ['get', 'pods', OTHER, { subresource: 'log' }],
+  ['deletecollection', 'pods', OTHER],
   ['get', 'nodes', CLUSTER, { subresource: 'proxy' }],
   ['patch', 'nodes', CLUSTER],
   // Other identities' credentials and data.
   ['create', 'serviceaccounts', ns, { subresource: 'token', name: 'khrun-server' }],
+  ['create', 'serviceaccounts', ns, { subresource: 'token', name: 'khrun-runner' }],
   ['create', 'serviceaccounts', OTHER, { subresource: 'token' }],
   ['get', 'secrets', OTHER],
   ['list', 'secrets', OTHER],

@@ -172,6 +172,7 @@ describe('admission policies: each in force, matching what it narrows', () => {
       'hostPID',
       'hostIPC',
       'hostPath',
+      '!has(v.gitRepo)',
       'hostPort',
       'privileged',
       'capabilities.add',
