@@ -21,21 +21,43 @@ export const run: CliCommand = {
       'or KHRUN_BATCH=\'[{"namespace":"NS","name":"CHECK"},...]\' (at most 200 khchecks): each check a full ' +
       'iteration of its own in one process with one report endpoint, one line (or JSON object) per check; ' +
       'exit 0 when every check would exit 0 alone, else 1 if any could not finish, else 2.',
+    examples: [
+      {
+        what: 'run one khcheck: claim, checker pod, report, outcome recorded',
+        line: 'khrun run --check ping -n checks',
+      },
+      {
+        what: 'the same, the outcome as one JSON document on stdout (logs on stderr)',
+        line: 'khrun run --check ping -n checks -o json',
+      },
+      {
+        what: 'a batch: two khchecks in one process, one JSON line each',
+        line: 'khrun run --check ping --check dns -n checks -o json',
+      },
+      {
+        what: 'a Kuberhealthy v3 HealthCheck; a v2 khjob',
+        line: 'khrun run --healthcheck web -n checks',
+      },
+    ],
     flags: {
       check: {
         type: 'string',
         value: 'NAME',
         help: 'the khcheck to run (else CHECK_NAME); more than once for a batch',
+        complete: 'khchecks',
+        repeatable: true,
       },
       job: {
         type: 'string',
         value: 'NAME',
         help: 'a khjob to run once instead: nothing to do if it already ran (else KHJOB_NAME)',
+        complete: 'khjobs',
       },
       healthcheck: {
         type: 'string',
         value: 'NAME',
         help: 'a Kuberhealthy v3 HealthCheck to run instead, its result in its status (else HEALTHCHECK_NAME)',
+        complete: 'healthchecks',
       },
       ...commonFlags({
         namespaces: {
@@ -92,9 +114,10 @@ export const run: CliCommand = {
       return runBatchCommand({
         ...options,
         takeOver: takeOverSetting({ flags: values, env: ctx.env }),
-        log: logPort(loggerFor(logLevel)),
+        log: logPort(loggerFor(ctx, logLevel)),
         signal: signalOnTermination(),
         write: ctx.write,
+        warn: ctx.warn,
         progress: process.stderr.isTTY ? ctx.warn : undefined,
         onPhase: killAtPhase
           ? (_check, phase) => {
@@ -104,7 +127,7 @@ export const run: CliCommand = {
       });
     }
     const { logLevel, killAtPhase, ...options } = plan.options;
-    const log = loggerFor(logLevel);
+    const log = loggerFor(ctx, logLevel);
     log.appendPersistentKeys({ check: options.target.name, namespace: options.target.namespace });
     return runCommand({
       ...options,
@@ -112,6 +135,7 @@ export const run: CliCommand = {
       log: logPort(log),
       signal: signalOnTermination(),
       write: ctx.write,
+      warn: ctx.warn,
       progress: process.stderr.isTTY ? ctx.warn : undefined,
       // The fault suite's failpoint: SIGKILL at an exact phase instead of after a guessed delay.
       onPhase: killAtPhase

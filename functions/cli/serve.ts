@@ -14,6 +14,16 @@ export const serve: CliCommand = {
       '/status and /json, Prometheus metrics at /metrics, and /healthz and /readyz; with a trigger token ' +
       '(KHRUN_TRIGGER_TOKEN_FILE or KHRUN_TRIGGER_TOKEN), POST /api/run starts a run of a check. On SIGTERM ' +
       '/readyz answers 503, requests and triggered runs in flight get the drain time, then it exits 0.',
+    examples: [
+      {
+        what: 'the report endpoint, status page and metrics on port 8080',
+        line: 'khrun serve --port 8080',
+      },
+      {
+        what: 'for one namespace, taking unsigned v2-style reports',
+        line: 'khrun serve -n checks --allow-unsigned-reports',
+      },
+    ],
     flags: {
       ...commonFlags({
         namespaces: {
@@ -91,7 +101,7 @@ export const serve: CliCommand = {
     const { logLevel, ...options } = serveOptions({ flags: values, env: ctx.env });
     return serveCommand({
       ...options,
-      log: logPort(loggerFor(logLevel)),
+      log: logPort(loggerFor(ctx, logLevel)),
       signal: signalOnTermination(),
       write: ctx.write,
     });

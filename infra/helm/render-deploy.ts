@@ -21,7 +21,7 @@ const run = promisify(execFile);
 export const CHART_DIR = 'infra/helm/khrun';
 
 /** The namespace the kustomization installs into, and the release name its rendering uses. */
-export const DEPLOY_NAMESPACE = 'kuberhealthy';
+export const DEPLOY_NAMESPACE = 'khrun';
 
 /** The Secret (key `key`) holding the report key of the kustomization's serve component. */
 export const DEPLOY_REPORT_KEY_SECRET = 'khrun-report-key';

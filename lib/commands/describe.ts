@@ -269,6 +269,8 @@ export async function describeCommand(opts: {
   color: boolean;
   nowMs: () => number;
   write: (text: string) => void;
+  /** Why there is nothing to show (stderr). */
+  warn: (text: string) => void;
 }): Promise<number> {
   const khcheck = await readDescribeView(opts.client, opts.namespace, opts.name);
   const view =
@@ -276,7 +278,7 @@ export async function describeCommand(opts: {
       ? khcheck
       : await readHealthCheckDescribeView(opts.client, opts.namespace, opts.name);
   if (!view) {
-    opts.write(`khrun: no khcheck, khstate or HealthCheck named ${opts.name} in namespace ${opts.namespace}`);
+    opts.warn(`khrun: no khcheck, khstate or HealthCheck named ${opts.name} in namespace ${opts.namespace}`);
     return EXIT.usage;
   }
   opts.write(renderDescribe(view, { nowMs: opts.nowMs(), color: opts.color }));

@@ -158,7 +158,7 @@ function triggerOptions(
       setting: 'KH_EXTERNAL_REPORTING_URL',
       problem: `is needed by the run trigger: checker pods of triggered runs report to this server, and --host ${host} is no address they can reach`,
       remedy:
-        "set it to this server's URL as pods reach it (e.g. http://khrun-serve.kuberhealthy.svc:8080/externalCheckStatus), " +
+        "set it to this server's URL as pods reach it (e.g. http://khrun-server.khrun.svc/externalCheckStatus), " +
         'or set POD_IP (in a pod), or --host to an address pods can reach',
     });
   }

@@ -3,8 +3,8 @@ import type { ActorFigure } from './kh-figures.ts';
 import type { KuberhealthyFigures } from './kuberhealthy-baseline.ts';
 import { fmtMs, type Summary } from './stats.ts';
 
-// README's rows for the kuberhealthy section (pure, from results.json alone): the four actors side by side,
-// each figure as median (min–max, n). A figure the file lacks is left out.
+// docs/performance.md's rows for the kuberhealthy section (pure, from results.json alone): the four actors
+// side by side, each figure as median (min–max, n). A figure the file lacks is left out.
 
 const WHAT: Record<CheckKind, string> = {
   'test-check': "Kuberhealthy's test-check, reports at once",

@@ -6,9 +6,10 @@ import { fmtMs, P95_MIN_SAMPLES, type Summary } from './stats.ts';
 import type { SteadyStateFigure } from './steady-state.ts';
 import type { TickDispatchFigure } from './tick-dispatch.ts';
 
-// README's Performance section, rendered from bench/results.json alone (pure): every figure in it comes
-// from the file, with how it was measured and n; nothing is typed in by hand. A figure the file lacks is
-// left out, never filled in.
+// docs/performance.md's generated block, rendered from bench/results.json alone (pure; the tick-alone rows
+// from bench/tick-dispatch.json while results.json has none, readme.ts): every figure in it comes from the
+// file, with how it was measured and n; nothing is typed in by hand. A figure the file lacks is left out,
+// never filled in.
 
 // biome-ignore lint/suspicious/noExplicitAny: results.json is read section by section; each is checked where used.
 type Results = Record<string, any>;
@@ -241,20 +242,27 @@ function asked(s: SteadyStateFigure): string {
 function tick(r: Results): string[] {
   const figures = (r.tick ?? []) as TickDispatchFigure[];
   if (!figures.length) return [];
+  const mib = (x: number | undefined) => (x === undefined ? '–' : `${num(x)} MiB`);
+  const source = r.tickSource as { file: string; build?: { commit?: string; builtAt?: string } } | undefined;
   return [
     '### The tick alone',
     '',
     ...table(
-      figures.map((f) =>
+      figures.flatMap((f) => [
         row(
           `${f.checks} due checks, batch size ${f.batchSize}, concurrency ${f.concurrency}: tick spawn to exit (${f.runnerJobs} runner Jobs, ${f.tickRequests} tick requests)`,
           'real invocation (the bundle, spawned)',
           f.tickMs,
         ),
-      ),
+        row(`  ${f.checks} due checks: the tick's peak RSS`, 'its own maxRSS at exit', f.tickPeakRssMiB, mib),
+      ]),
     ),
     '',
     figures[0]?.how ? `${figures[0].how}.` : '',
+    '',
+    source
+      ? `From \`${source.file}\` (written by \`test/bench/tick-dispatch.ts\`${source.build?.commit ? `, build ${String(source.build.commit).slice(0, 12)}` : ''}${source.build?.builtAt ? ` of ${String(source.build.builtAt).slice(0, 10)}` : ''}), which results.json does not hold yet.`
+      : '',
     '',
   ];
 }
@@ -365,17 +373,17 @@ function provenance(r: Results): string[] {
   return [...lines.map((l) => `- ${l}`), ''];
 }
 
-/** The Performance section's body (between its markers), from results.json's content. */
+/** The generated block of docs/performance.md (between its markers), from results.json's content. */
 export function renderPerformance(r: Results, extra: Array<(r: Results) => string[]> = []): string {
   return [
     '`npm run bench` measures against the local cluster (real kube-apiserver, etcd, controller manager and',
     'scheduler; pods are processes of the process kubelet) and writes `bench/results.json`; it builds the bundles',
     'it measures first (`.khrun/bench-dist`) and records the build. `npm run bench -- --quick` (CI) measures',
     'fewer samples and one small scale size into `bench/results-quick.json`; `--only SECTION,...` measures',
-    'some sections again; `--readme-only` rewrites this section from `bench/results.json` without measuring.',
+    'some sections again; `--readme-only` rewrites this block from `bench/results.json` without measuring.',
     'The scale section measures its rows while its time budget lasts (`KHRUN_BENCH_SCALE_MINUTES`, default 12);',
     '`KHRUN_BENCH_SCALE_ROWS=2000x25,1000x25` measures just those rows (checks x batch size) and keeps the others.',
-    'This section is generated from `bench/results.json` (test/bench/readme-render.ts); do not edit it by hand.',
+    'This block is generated from `bench/results.json` (test/bench/readme-render.ts); do not edit it by hand.',
     'API requests are counted at the API server (its audit log) by the ServiceAccount of the actor named;',
     'watch events are not requests. p95 is given only from 20 samples up (–).',
     '',
@@ -397,15 +405,18 @@ export function renderPerformance(r: Results, extra: Array<(r: Results) => strin
     .trimEnd();
 }
 
+/** The page that holds the generated block, from the repository root. */
+export const PERFORMANCE_PAGE = 'docs/performance.md';
+
 export const BEGIN =
   '<!-- bench:begin (written by `npm run bench` from bench/results.json; do not edit by hand) -->';
 export const END = '<!-- bench:end -->';
 
-/** README with the text between the markers replaced; the markers must be there, once each. */
+/** The page with the text between the markers replaced; the markers must be there, once each. */
 export function replaceBetweenMarkers(readme: string, body: string): string {
   const a = readme.indexOf(BEGIN);
   const b = readme.indexOf(END);
   if (a < 0 || b < a || readme.indexOf(BEGIN, a + 1) >= 0)
-    throw new Error(`README.md must hold ${BEGIN} and then ${END}, once each`);
+    throw new Error(`${PERFORMANCE_PAGE} must hold ${BEGIN} and then ${END}, once each`);
   return `${readme.slice(0, a + BEGIN.length)}\n${body}\n${readme.slice(b)}`;
 }

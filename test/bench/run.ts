@@ -31,8 +31,8 @@ import { summarize } from './stats.ts';
 
 // npm run bench [-- --quick] [-- --only SECTION,...] [-- --readme-only]: khrun's cost per run, in time, API
 // requests, memory and Lambda GB-seconds, against the local cluster. Writes bench/results.json, prints the
-// figures as README's Performance section and rewrites that section from bench/results.json (--readme-only:
-// only that, without measuring).
+// figures as docs/performance.md's generated block and rewrites that block from bench/results.json
+// (--readme-only: only that, without measuring).
 // It builds what it measures first (into .khrun/bench-dist, never a dist/ left by an earlier build) and
 // records the build's identity. --only measures the named sections and replaces just those in the results
 // file, noting when and from which build (meta.updates). Never fails on a figure: it fails only when
@@ -61,7 +61,7 @@ const { values } = parseArgs({
 });
 if (values['readme-only']) {
   const changed = await regenerateReadme(repoRoot);
-  process.stderr.write(`README.md Performance section ${changed ? 'rewritten' : 'already current'}\n`);
+  process.stderr.write(`docs/performance.md generated block ${changed ? 'rewritten' : 'already current'}\n`);
   process.exit(0);
 }
 const quick = values.quick ?? false;
@@ -296,7 +296,9 @@ try {
   process.stdout.write(`${renderPerformance(results, [kuberhealthyMarkdown])}\n`);
   log(`wrote ${resultsFile.slice(repoRoot.length + 1)}`);
   if (!quick)
-    log(`README.md Performance section ${(await regenerateReadme(repoRoot)) ? 'rewritten' : 'unchanged'}`);
+    log(
+      `docs/performance.md generated block ${(await regenerateReadme(repoRoot)) ? 'rewritten' : 'unchanged'}`,
+    );
   if (failures.size) throw new Error(`sections that did not work: ${[...failures.keys()].join(', ')}`);
 } finally {
   await bench.cluster.stop();

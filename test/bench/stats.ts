@@ -1,7 +1,7 @@
 /**
  * Summary of repeated measurements: the median and the spread, never a single sample. p95 only from 20
  * samples up: below that the 95th percentile is an interpolation between the two largest samples and says
- * no more than max does (the README shows "–").
+ * no more than max does (docs/performance.md shows "–").
  */
 export interface Summary {
   n: number;

@@ -7,17 +7,21 @@ import { COMPAT_V3_FILE } from './v3-results.ts';
 import { renderV3Table } from './v3-table.ts';
 
 // `npm run compat`: runs the compatibility tests on the local cluster with KHRUN_COMPAT_OUT_DIR=bench, so
-// each writes what it observed to its results file there; then regenerates each README block from its
-// file. A results file a run did not write leaves its block as it was (and the exit code says so).
+// each writes what it observed to its results file there; then regenerates each block of
+// docs/compatibility.md from its file. A results file a run did not write leaves its block as it was (and
+// the exit code says so).
 
 const root = resolve(import.meta.dirname, '../..');
 const vitest = join(root, 'node_modules/.bin/vitest');
 
-/** One table: the tests that measure it, the file they write in bench/, and the README block it fills. */
+/** The page that holds the blocks, from the repository root. */
+export const COMPATIBILITY_PAGE = 'docs/compatibility.md';
+
+/** One table: the tests that measure it, the file they write in bench/, and the block it fills. */
 interface CompatTable {
   tests: string[];
   file: string;
-  /** `<!-- NAME:begin ... -->` … `<!-- NAME:end -->` in README.md. */
+  /** `<!-- NAME:begin ... -->` … `<!-- NAME:end -->` in COMPATIBILITY_PAGE. */
   block: string;
   render: (results: unknown) => string;
 }
@@ -45,13 +49,14 @@ function runVitest(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   });
 }
 
-/** Replaces what is between a block's markers in the README (the markers stay). */
-export function replaceBlock(readme: string, block: string, body: string): string {
-  const begin = readme.indexOf(`<!-- ${block}:begin`);
-  const end = readme.indexOf(`<!-- ${block}:end -->`);
-  if (begin === -1 || end === -1) throw new Error(`README.md has no <!-- ${block}:begin/end --> markers`);
-  const afterBegin = readme.indexOf('\n', begin) + 1;
-  return `${readme.slice(0, afterBegin)}${body}${readme.slice(end)}`;
+/** Replaces what is between a block's markers in the page (the markers stay). */
+export function replaceBlock(page: string, block: string, body: string): string {
+  const begin = page.indexOf(`<!-- ${block}:begin`);
+  const end = page.indexOf(`<!-- ${block}:end -->`);
+  if (begin === -1 || end === -1)
+    throw new Error(`${COMPATIBILITY_PAGE} has no <!-- ${block}:begin/end --> markers`);
+  const afterBegin = page.indexOf('\n', begin) + 1;
+  return `${page.slice(0, afterBegin)}${body}${page.slice(end)}`;
 }
 
 async function main(): Promise<number> {
@@ -66,13 +71,13 @@ async function main(): Promise<number> {
     const text = await readFile(join(bench, t.file), 'utf8').catch(() => undefined);
     if (text === undefined) {
       missing++;
-      process.stderr.write(`${t.file} was not written: the README block ${t.block} is left as it was\n`);
+      process.stderr.write(`${t.file} was not written: the block ${t.block} is left as it was\n`);
       continue;
     }
     const table = t.render(JSON.parse(text));
-    const path = join(root, 'README.md');
+    const path = join(root, COMPATIBILITY_PAGE);
     await writeFile(path, replaceBlock(await readFile(path, 'utf8'), t.block, table));
-    process.stdout.write(`\n${table}\nwritten to README.md (${t.block}) from bench/${t.file}\n`);
+    process.stdout.write(`\n${table}\nwritten to ${COMPATIBILITY_PAGE} (${t.block}) from bench/${t.file}\n`);
   }
   return code !== 0 || missing > 0 ? 1 : 0;
 }

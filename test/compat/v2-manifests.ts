@@ -11,7 +11,7 @@ export interface ManifestObject {
 /** The namespace Kuberhealthy v2.7.1's YAMLs put everything in. */
 export const V2_NAMESPACE = 'kuberhealthy';
 
-/** What was changed in a manifest, said in the README and the compat table. */
+/** What was changed in a manifest, said in docs/compatibility.md and the compat table. */
 export interface Rewrite {
   object: string;
   change: string;

@@ -9,8 +9,8 @@ function outcome(o: Outcome): string {
 }
 
 /**
- * The README block of Kuberhealthy v2.7.1's own checks (pure): one row per check, what each system
- * recorded, whether it is the same, what was changed in the YAML, and how it was measured.
+ * The docs/compatibility.md block of Kuberhealthy v2.7.1's own checks (pure): one row per check, what
+ * each system recorded, whether it is the same, what was changed in the YAML, and how it was measured.
  */
 export function renderV2Table(input: unknown): string {
   const r = input as CompatResults;

@@ -8,7 +8,7 @@ function shownCell(f: FieldComparison | undefined): string {
   return cell(`v3 ${f.kuberhealthy}, khrun ${f.khrun}: ${f.why}`);
 }
 
-/** The README block compat-v3 (pure): one row per v3 status field, one column per check. */
+/** The docs/compatibility.md block compat-v3 (pure): one row per v3 status field, one column per check. */
 export function renderV3Table(results: CompatV3Results): string {
   const checks = [...new Set(results.fields.map((f) => f.check))];
   const fields = [...new Set(results.fields.map((f) => f.field))];

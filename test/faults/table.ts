@@ -6,8 +6,9 @@ import { FAULTS_OUT_ENV, type FaultRow, lostOf } from '../integration/faults/hel
 
 // `npm run faults`: runs the fault and abuse suite (test/integration/faults/*.test.ts on the local cluster,
 // and the report parser's fuzz test) with FAULTS_OUT_ENV set, so every scenario appends one measured row;
-// then prints the rows as a markdown table and writes it to bench/faults.md. Exits non-zero when a test
-// failed (the table then shows only the scenarios that passed, and says so).
+// then prints the rows as a markdown table and writes it to bench/faults.md and into docs/reliability.md's
+// faults block. Exits non-zero when a test failed (the table then shows only the scenarios that passed, and
+// says so).
 
 const root = resolve(import.meta.dirname, '../..');
 const vitest = join(root, 'node_modules/.bin/vitest');
@@ -78,20 +79,24 @@ async function main(): Promise<number> {
   const table = `${lines.join('\n')}\n`;
   await mkdir(join(root, 'bench'), { recursive: true });
   await writeFile(join(root, 'bench/faults.md'), `# Fault and abuse suite\n\n${table}`);
-  await writeReadmeTable(table);
-  process.stdout.write(`\n${table}\nwritten to bench/faults.md and README.md (Reliability)\n`);
+  await writePageTable(table);
+  process.stdout.write(`\n${table}\nwritten to bench/faults.md and ${RELIABILITY_PAGE}\n`);
   return failed ? 1 : 0;
 }
 
-/** Replaces the README's table between its faults markers with the one this run measured. */
-async function writeReadmeTable(table: string) {
-  const path = join(root, 'README.md');
-  const readme = await readFile(path, 'utf8');
-  const begin = readme.indexOf('<!-- faults:begin');
-  const end = readme.indexOf('<!-- faults:end -->');
-  if (begin === -1 || end === -1) throw new Error('README.md has no <!-- faults:begin/end --> markers');
-  const afterBegin = readme.indexOf('\n', begin) + 1;
-  await writeFile(path, `${readme.slice(0, afterBegin)}${table}${readme.slice(end)}`);
+/** The page whose faults block holds the table, from the repository root. */
+const RELIABILITY_PAGE = 'docs/reliability.md';
+
+/** Replaces the table between the page's faults markers with the one this run measured. */
+async function writePageTable(table: string) {
+  const path = join(root, RELIABILITY_PAGE);
+  const page = await readFile(path, 'utf8');
+  const begin = page.indexOf('<!-- faults:begin');
+  const end = page.indexOf('<!-- faults:end -->');
+  if (begin === -1 || end === -1)
+    throw new Error(`${RELIABILITY_PAGE} has no <!-- faults:begin/end --> markers`);
+  const afterBegin = page.indexOf('\n', begin) + 1;
+  await writeFile(path, `${page.slice(0, afterBegin)}${table}${page.slice(end)}`);
 }
 
 process.exitCode = await main();

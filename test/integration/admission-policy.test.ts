@@ -299,7 +299,7 @@ describe('sync may create only CronJobs that run the runner template as khrun-ru
 
 describe("the Lambda runCheck's group kh-runner is held to the runner's rules", () => {
   it('refuses its checker-shaped pod in kube-system and allows its checker pod', async () => {
-    // The README maps the runCheck role to the group kh-runner, bound to the khrun-runner ClusterRole;
+    // docs/install.md maps the runCheck role to the group kh-runner, bound to the khrun-runner ClusterRole;
     // impersonated here (user and group headers) with the admin's right to impersonate.
     const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
     const name = uniqueName('khrun-lambda-runner');

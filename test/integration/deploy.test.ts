@@ -1,4 +1,11 @@
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job, type V1Pod } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type V1Job,
+  type V1Pod,
+  type V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEPLOY_REPORT_KEY_SECRET } from '../../infra/helm/render-deploy.ts';
 import { runnerJobChecks } from '../../lib/schedule/batch-job.ts';
@@ -19,12 +26,13 @@ import {
   kubectl,
   reportKeyAnswers,
   reportKeyOfSecret,
+  SHIPPED_IMAGE,
   waitForHttp,
 } from './helpers/deploy.ts';
 
 // infra/deploy applied for real and unchanged (kubectl apply -k of a kustomization that only adds the
-// examples and serve components, as README says a user does): no command rewritten, no patch. The process
-// kubelet runs the image `khrun` as the local build of its ENTRYPOINT, as a node runs the image. A
+// examples and serve components, as docs/install.md says a user does): no command rewritten, no patch. The process
+// kubelet runs the shipped image (ghcr.io/khrun/khrun) as the local build of its ENTRYPOINT, as a node runs the image. A
 // person starts a tick at once (kubectl create job --from=cronjob/khrun-tick), the CronJob keeps ticking
 // every minute, and everything after that is done by the cluster: tick pods (ServiceAccount khrun-tick)
 // dispatch one Job per due check from the khrun-runner PodTemplate; each runner pod (ServiceAccount
@@ -100,7 +108,7 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
     expect(done.status?.succeeded, `${JSON.stringify(done.status)}\n${tickLog}`).toBe(1);
     expect(tickPods.items[0]?.spec?.serviceAccountName).toBe('khrun-tick');
     // The shipped container: the image and its args, no command (the kubelet runs the image's ENTRYPOINT).
-    expect(tickPods.items[0]?.spec?.containers[0]).toMatchObject({ image: 'khrun:0.1.0', args: ['tick'] });
+    expect(tickPods.items[0]?.spec?.containers[0]).toMatchObject({ image: SHIPPED_IMAGE, args: ['tick'] });
     expect(tickPods.items[0]?.spec?.containers[0]?.command).toBeUndefined();
 
     const states = await waitFor<KhState, Map<string, KhState>>(kc, {
@@ -141,7 +149,7 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       const runnerPod = pods.items[0] as V1Pod;
       expect(runnerPod.spec?.serviceAccountName).toBe('khrun-runner');
       expect(runnerPod.spec?.containers[0]).toMatchObject({
-        image: 'khrun:0.1.0',
+        image: SHIPPED_IMAGE,
         args: ['run', '--output', 'json'],
       });
       expect(runnerPod.spec?.containers[0]?.command).toBeUndefined();
@@ -225,7 +233,21 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       expect(answers.ownKey.status, answers.ownKey.text).toBe(400);
       expect(answers.ownKey.text).toMatch(/has no khstate: no run is active/);
     }
-    const service = await core.readNamespacedService({ name: 'kuberhealthy', namespace: ns });
+    const service = await core.readNamespacedService({ name: 'khrun-server', namespace: ns });
     expect(service.spec?.ports?.[0]).toMatchObject({ port: 80, targetPort: 'http' });
+    // Two server pods: a PodDisruptionBudget lets a drain take one at a time (the disruption controller
+    // counts the pods it covers).
+    const pdb = await waitFor<V1PodDisruptionBudget, V1PodDisruptionBudget>(kc, {
+      path: `/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets`,
+      fieldSelector: 'metadata.name=khrun-server',
+      decide: (items) => {
+        const found = items.get(`${ns}/khrun-server`);
+        return found?.status?.expectedPods === 2 && found.status.disruptionsAllowed === 1 ? found : undefined;
+      },
+      timeoutMs: 60_000,
+      description: 'the PodDisruptionBudget khrun-server to cover the two server pods',
+    });
+    expect(pdb.spec?.maxUnavailable).toBe(1);
+    expect(pdb.status?.disruptionsAllowed).toBe(1);
   }, 120_000);
 });

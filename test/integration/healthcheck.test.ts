@@ -188,6 +188,6 @@ describe('khrun run --healthcheck: Kuberhealthy v3 HealthChecks on the local clu
   it('says what to do for a HealthCheck that does not exist (exit 2)', async () => {
     const result = await runKhrun(args('no-such-check'));
     expect(result.code).toBe(2);
-    expect(result.stdout).toContain('kubectl get healthchecks');
+    expect(result.stderr).toContain('kubectl get healthchecks');
   });
 });

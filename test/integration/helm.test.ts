@@ -34,6 +34,7 @@ import {
   kubectl,
   reportKeyAnswers,
   reportKeyOfSecret,
+  SHIPPED_IMAGE,
   serviceAccountKubeConfig,
   waitForHttp,
 } from './helpers/deploy.ts';
@@ -116,6 +117,14 @@ describe('the chart', () => {
         '--set',
         'runner.extraEnv[0].name=KH_EXTERNAL_REPORTING_URL,runner.extraEnv[0].value=http://x',
       ],
+      [
+        '--set',
+        'server.enabled=true,server.replicas=3,podLabels.team=a,podAnnotations.note=x,priorityClassName=high',
+        '--set',
+        'tick.podLabels.tier=t,tick.priorityClassName=tick-high,server.affinity.podAntiAffinity.x=y',
+        '--set',
+        'runner.nodeSelector.pool=checks,runner.tolerations[0].key=k,sync.podAnnotations.a=b',
+      ],
     ];
     for (const args of cases) {
       const out = await helm(['lint', chart, '--strict', ...args]);
@@ -178,20 +187,32 @@ describe('the chart', () => {
         ].join('\n'),
       );
       const kustomized = byKey(await kubectl(['kustomize', dir]));
-      // The kustomization also makes the namespace and installs the CRDs (Helm: crds/, --create-namespace).
+      // The kustomization also makes the namespace (Helm: --create-namespace); `helm test`'s objects are
+      // the chart's only (templates/tests). The CRDs are a step of their own in both (next test).
       const helmed = byKey(
         await helmTemplate(helmBin, repoRoot, {
           set: ['createNamespace=true', ...set],
           namespace: DEPLOY_NAMESPACE,
-        }).then(async (templates) => `${templates}\n---\n${await crdsOfChart()}`),
+        }),
       );
+      for (const [key, object] of helmed)
+        if (object.metadata?.labels?.['app.kubernetes.io/component'] === 'test') helmed.delete(key);
       expect([...helmed.keys()].sort()).toEqual([...kustomized.keys()].sort());
       for (const [key, object] of kustomized) expect(helmed.get(key), key).toEqual(object);
       // Each mode has exactly its scheduler.
-      expect(kustomized.has('CronJob/kuberhealthy/khrun-tick')).toBe(!components.includes('sync'));
-      expect(kustomized.has('CronJob/kuberhealthy/khrun-sync')).toBe(components.includes('sync'));
+      expect(kustomized.has(`CronJob/${DEPLOY_NAMESPACE}/khrun-tick`)).toBe(!components.includes('sync'));
+      expect(kustomized.has(`CronJob/${DEPLOY_NAMESPACE}/khrun-sync`)).toBe(components.includes('sync'));
+      expect([...kustomized.keys()].filter((k) => k.startsWith('CustomResourceDefinition/'))).toEqual([]);
     },
   );
+
+  it('kubectl kustomize infra/crds = the CRDs of the chart (crds/), object by object', async () => {
+    const kustomized = byKey(await kubectl(['kustomize', join(repoRoot, 'infra/crds')]));
+    const helmed = byKey(await crdsOfChart());
+    expect([...kustomized.keys()].sort()).toEqual([...helmed.keys()].sort());
+    expect(kustomized.size).toBe(4);
+    for (const [key, object] of kustomized) expect(helmed.get(key), key).toEqual(object);
+  });
 
   it('applies its values: release namespace, image, scope, resources, env, placement, replicas', async () => {
     const objects = byKey(
@@ -248,10 +269,20 @@ describe('the chart', () => {
         { name: 'KHRUN_FIRST_RUN_JITTER', value: '0s' },
       ]),
     );
-    const deployment = objects.get('Deployment/monitoring/kuberhealthy') as {
+    const deployment = objects.get('Deployment/monitoring/khrun-server') as {
       spec: { replicas: number; template: { spec: { containers: Array<{ env: unknown[] }> } } };
     };
     expect(deployment.spec.replicas).toBe(3);
+    // More than one server: a PodDisruptionBudget over its pods, one at a time.
+    expect(objects.get('PodDisruptionBudget/monitoring/khrun-server')).toMatchObject({
+      apiVersion: 'policy/v1',
+      spec: {
+        maxUnavailable: 1,
+        selector: {
+          matchLabels: { 'app.kubernetes.io/name': 'khrun', 'app.kubernetes.io/component': 'server' },
+        },
+      },
+    });
     expect(deployment.spec.template.spec.containers[0]?.env).toContainEqual({
       name: 'KHRUN_NAMESPACES',
       value: 'team-a,team-b',
@@ -302,7 +333,7 @@ describe('the chart', () => {
       containers: Array<{ env?: Array<{ name: string; value?: string }>; volumeMounts?: unknown[] }>;
     };
     const serverPod = (objects: Map<string, KubernetesObject>) =>
-      (objects.get('Deployment/monitoring/kuberhealthy') as unknown as { spec: { template: { spec: Pod } } })
+      (objects.get('Deployment/monitoring/khrun-server') as unknown as { spec: { template: { spec: Pod } } })
         .spec.template.spec;
     const runnerPod = (objects: Map<string, KubernetesObject>) =>
       (objects.get('PodTemplate/monitoring/khrun-runner') as unknown as { template: { spec: Pod } }).template
@@ -337,11 +368,12 @@ describe('the chart', () => {
     expect(serverPod(unsigned).containers[0]?.volumeMounts).toBeUndefined();
     expect(serverRules(unsigned)).toContainEqual({ apiGroups: [''], resources: ['pods'], verbs: ['list'] });
 
-    // runner.reportToServer: the release's Service kuberhealthy (port 80), and the server's key mounted as
-    // the server mounts it; the tick's Jobs copy the template (policy 5 compares them to it, whole).
-    const url = 'http://kuberhealthy.monitoring.svc.cluster.local/externalCheckStatus';
+    // runner.reportToServer: the release's Service khrun-server (port 80), not Kuberhealthy's, and the
+    // server's key mounted as the server mounts it; the tick's Jobs copy the template (policy 5 compares
+    // them to it, whole).
+    const url = 'http://khrun-server.monitoring.svc.cluster.local/externalCheckStatus';
     const reporting = await render(['server.enabled=true', 'runner.reportToServer=true']);
-    const service = reporting.get('Service/monitoring/kuberhealthy') as unknown as {
+    const service = reporting.get('Service/monitoring/khrun-server') as unknown as {
       spec: { ports: Array<{ port: number }> };
     };
     expect(service.spec.ports[0]?.port).toBe(80);
@@ -454,6 +486,15 @@ describe('helm install on the local cluster', () => {
     };
     await probeServer();
 
+    // `helm test`: the test pod (the khrun image) finds the runner PodTemplate, the tick CronJob and the
+    // server answering /healthz behind its Service (the API server's service proxy).
+    const tested = await helm(['test', release, '-n', ns, '--logs', '--timeout', '2m']);
+    expect(tested).toMatch(/TEST SUITE:\s+khrun-test[\s\S]*Phase:\s+Succeeded/);
+    expect(tested).toContain('ok: the runner PodTemplate khrun-runner exists');
+    expect(tested).toContain('ok: the tick CronJob khrun-tick exists');
+    expect(tested).toContain('ok: the server answers /healthz behind its Service khrun-server');
+    expect(tested).not.toContain('FAILED');
+
     // An upgrade keeps the key (lookup finds the Secret and renders its key again), so the server and
     // runners keep sharing it.
     const upgraded = await helm(['upgrade', release, chart, '--namespace', ns, ...values]);
@@ -511,7 +552,7 @@ describe('helm install on the local cluster', () => {
     const runner = pods.items[0]!;
     expect(runner.spec?.serviceAccountName).toBe('khrun-runner');
     expect(runner.spec?.containers[0]).toMatchObject({
-      image: 'khrun:0.1.0',
+      image: SHIPPED_IMAGE,
       args: ['run', '--output', 'json'],
     });
     expect(state.spec.AuthoritativePod).toBe(runner.metadata?.name);
@@ -537,7 +578,7 @@ describe('helm install on the local cluster', () => {
       expect(await gone(() => core.readNamespacedServiceAccount({ name, namespace: ns })), name).toBe(true);
     }
     expect(await gone(() => rbac.readClusterRoleBinding({ name: 'khrun-server' }))).toBe(true);
-    expect(await gone(() => core.readNamespacedService({ name: 'kuberhealthy', namespace: ns }))).toBe(true);
+    expect(await gone(() => core.readNamespacedService({ name: 'khrun-server', namespace: ns }))).toBe(true);
     // The report key stays (helm.sh/resource-policy: keep): a reinstall reuses the key the runners and
     // servers (and anything given a copy) share. Deleting the namespace removes it.
     expect(await reportKeyOfSecret(kc, ns, 'khrun-report-key')).toBe(key);
@@ -551,6 +592,12 @@ describe('helm install on the local cluster', () => {
     );
     expect(await gone(() => batch.readNamespacedCronJob({ name: 'khrun-tick', namespace: ns }))).toBe(true);
     expect(await gone(() => rbac.readNamespacedRole({ name: 'khrun-tick', namespace: ns }))).toBe(true);
+    // The test's ServiceAccount and Role are the release's; its pod is a hook, left for its log (README).
+    expect(await gone(() => core.readNamespacedServiceAccount({ name: 'khrun-test', namespace: ns }))).toBe(
+      true,
+    );
+    expect(await gone(() => rbac.readNamespacedRole({ name: 'khrun-test', namespace: ns }))).toBe(true);
+    expect(await gone(() => core.readNamespacedPod({ name: 'khrun-test', namespace: ns }))).toBe(false);
     // Helm never deletes CRDs (nor, with them, every khcheck and khstate of the cluster).
     const crds = kc.makeApiClient(ApiextensionsV1Api);
     expect(await gone(() => crds.readCustomResourceDefinition({ name: `khchecks.${KH_GROUP}` }))).toBe(false);

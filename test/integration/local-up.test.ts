@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatchV1Api, CoreV1Api, KubeConfig, loadYaml, type V1Job } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, KubeConfig, loadYaml, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPORT_HOST_EXTENSION } from '../../lib/config/kubeconfig-report-host.ts';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
@@ -197,6 +197,42 @@ describe('khrun local up', () => {
       kind: 'Succeeded',
     });
   }, 60_000);
+
+  it('runs image khrun from the checkout as it is now, without npm run build (the bundle local up keeps current)', async (ctx) => {
+    if (skipReason) ctx.skip(skipReason);
+    const core = kc.makeApiClient(CoreV1Api);
+    // The image's ENTRYPOINT with args: what the shipped tick's and runner's pods run.
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'khrun-image' },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'khrun', image: 'khrun:0.1.0', args: ['version', '-o', 'json'] }],
+        },
+      },
+    });
+    const phase = await waitForSet<V1Pod, string>({
+      kc,
+      path: '/api/v1/namespaces/default/pods',
+      fieldSelector: 'metadata.name=khrun-image',
+      timeoutMs: 60_000,
+      description: 'the khrun image pod to finish',
+      decide: (items) => {
+        const p = [...items.values()][0]?.status?.phase;
+        return p === 'Succeeded' || p === 'Failed' ? p : undefined;
+      },
+    });
+    const log = await core.readNamespacedPodLog({ name: 'khrun-image', namespace: 'default' });
+    expect(phase, String(log)).toBe('Succeeded');
+    expect(JSON.parse(String(log).trim())).toMatchObject({
+      version: expect.any(String),
+      node: process.version,
+    });
+    // What it ran: local up's copy of the checkout's current CLI bundle, not dist/ (npm run build).
+    const stamp = JSON.parse(await readFile(join(repoRoot, '.khrun/cli.json'), 'utf8')) as { bundle: string };
+    expect(await readFile(join(repoRoot, '.khrun/image-dist/source'), 'utf8')).toBe(stamp.bundle);
+  }, 120_000);
 
   it('runs a Job with its kubeconfig, refuses a second instance, and leaves nothing behind on SIGINT', async (ctx) => {
     if (skipReason || !first) ctx.skip(skipReason);

@@ -44,7 +44,7 @@ beforeAll(async () => {
   await applyDeploy({ name: 'sync', distDir: dist, components: ['sync'], suspend: ['khrun-sync'] });
   ns = await freshNamespace(kc, 'sync');
   // CronJobs run in their khcheck's namespace as khrun-runner: that ServiceAccount and a binding to the
-  // runner ClusterRole are what a namespace outside kuberhealthy needs (README, "CronJob per check").
+  // runner ClusterRole are what a namespace outside kuberhealthy needs (docs/install.md, "One CronJob per check").
   await kc
     .makeApiClient(CoreV1Api)
     .createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'khrun-runner' } } });

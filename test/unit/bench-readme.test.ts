@@ -7,7 +7,7 @@ const spawned = (samples: number[]) => ({
   how: 'spawned',
 });
 
-describe("README's Performance section, rendered from results.json", () => {
+describe("docs/performance.md's generated block, rendered from results.json", () => {
   it('shows the real invocation first, labelled, and p95 only from 20 samples up', () => {
     const few = renderPerformance({ cliStart: spawned([1000, 1200, 1400]) });
     const headline = few.split('\n').find((l) => l.includes('spawn to exit')) ?? '';
@@ -23,7 +23,7 @@ describe("README's Performance section, rendered from results.json", () => {
     expect(text).not.toMatch(/Lambda cost|Scale|steady state/);
   });
 
-  it('replaces only the text between the markers, and refuses a README without them', () => {
+  it('replaces only the text between the markers, and refuses a page without them', () => {
     const readme = `# x\n\n## Performance\n\n${BEGIN}\nold table\n${END}\n\n## Next\n`;
     const out = replaceBetweenMarkers(readme, 'new');
     expect(out).toBe(`# x\n\n## Performance\n\n${BEGIN}\nnew\n${END}\n\n## Next\n`);

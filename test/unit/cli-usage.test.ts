@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ALL_SPECS, CLUSTER_COMMANDS, PRODUCT_COMMANDS } from '../../functions/cli/commands.ts';
 import type { CliContext } from '../../functions/cli/context.ts';
 import { COMMON_FLAGS } from '../../functions/cli/flags.ts';
 import { main } from '../../functions/cli/main.ts';
 import { commandUsage, parseCommand, UsageError } from '../../functions/cli/usage.ts';
+import { docPages, readPage } from '../docs/pages.ts';
 import { kubeconfigFile } from './fakes/kubeconfig-file.ts';
 
 // kubectl habits: every command spells the shared flags the same way, prints its own usage for
@@ -56,13 +55,13 @@ describe('help', () => {
     const help = await khrun(['help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^usage: khrun <command> \[flags\]/);
-    for (const spec of ALL_SPECS) expect(help.stdout).toContain(`  ${spec.name.padEnd(10)}${spec.summary}`);
+    for (const spec of ALL_SPECS) expect(help.stdout).toContain(`  ${spec.name.padEnd(12)}${spec.summary}`);
     expect(await khrun(['--help'])).toEqual(help);
     expect(await khrun(['-h'])).toEqual(help);
     const unknown = await khrun(['help', 'frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
-      `khrun: unknown command "frobnicate"\nRun 'khrun help' for the list of commands.`,
+      `khrun: unknown command "frobnicate"\nSee 'khrun help' for the list of commands.`,
     );
     expect(unknown.stdout).toBe('');
     expect((await khrun([])).code).toBe(2);
@@ -72,7 +71,9 @@ describe('help', () => {
 describe('one flag table', () => {
   it('every product command that talks to a cluster takes the common flags, spelled the same', () => {
     expect(PRODUCT_COMMANDS.filter((c) => !CLUSTER_COMMANDS.includes(c)).map((c) => c.spec.name)).toEqual([
+      'validate',
       'version',
+      'completion',
     ]);
     for (const { spec } of CLUSTER_COMMANDS) {
       for (const name of ['namespace', 'all-namespaces', 'kubeconfig', 'context', 'help'] as const) {
@@ -99,7 +100,9 @@ describe('one flag table', () => {
       takeover: ['json', 'yaml'],
       handback: ['json', 'yaml'],
       convert: ['json', 'yaml'],
+      validate: ['json', 'yaml'],
       version: ['json', 'yaml'],
+      completion: null,
     });
   });
 
@@ -133,10 +136,10 @@ describe('usage errors name themselves and the command', () => {
     const result = await khrun(['run', '--check', 'c', '--foo']);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe(`khrun: unknown flag --foo for "run"\nRun 'khrun run --help' for usage.`);
+    expect(result.stderr).toBe(`khrun: unknown flag --foo for "run"\nSee 'khrun run --help' for usage.`);
     expect(result.stderr).not.toContain(usageOf('run').split('\n')[0]);
     expect((await khrun(['status', '-x'])).stderr).toBe(
-      `khrun: unknown flag -x for "status"\nRun 'khrun status --help' for usage.`,
+      `khrun: unknown flag -x for "status"\nSee 'khrun status --help' for usage.`,
     );
     expect((await khrun(['serve', '-o', 'json'])).stderr).toMatch(/^khrun: unknown flag -o for "serve"/);
   });
@@ -157,7 +160,7 @@ describe('usage errors name themselves and the command', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
       `khrun: --output="table2": must be table, wide, json or yaml; the default is table\n` +
-        "Run 'khrun status --help' for usage.",
+        "See 'khrun status --help' for usage.",
     );
     expect(result.stderr).not.toContain('usage: khrun status');
   });
@@ -205,8 +208,19 @@ describe('old spellings keep working for one release, with a warning', () => {
   });
 });
 
-describe('the README spells every command as the parser accepts it', () => {
-  const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+describe('the README and docs/ spell every command as the parser accepts it', () => {
+  // docs/reference/cli.md is rendered from the same descriptions (test/docs/cli-reference.ts); its
+  // synopses (`--check NAME | --job NAME`) are alternatives, not one command line. The generated blocks
+  // (bench, compat, faults) say how figures were measured, in prose that may start with a command's name.
+  const readme = docPages()
+    .filter((page) => page !== 'docs/reference/cli.md')
+    .map((page) =>
+      readPage(page)
+        .replace(/<!-- ([\w-]+):begin[\s\S]*?<!-- \1:end -->/g, '')
+        // What a command prints (```text blocks) is output, not a command line.
+        .replace(/```text\n[\s\S]*?```/g, ''),
+    )
+    .join('\n');
   const names = ALL_SPECS.map((s) => s.name).join('|');
   // A command line: `khrun NAME ...` (or `npx khrun`) opening a code line or an inline code span (not
   // prose, nor a shell comment), up to the end of the span, the line or a comment; [optional] groups and
@@ -214,10 +228,13 @@ describe('the README spells every command as the parser accepts it', () => {
   const commandLine = new RegExp(`(?:^|\`)[ \\t]*(?:npx )?khrun (${names})\\b([^\`\\n#]*)`, 'gm');
   const lines = [...readme.matchAll(commandLine)].map((m) => ({
     name: m[1] ?? '',
+    // A shell pipe into another program (`| jq ...`, not `| --job NAME` alternatives) ends the command;
+    // redirections (`2>run.log`) are the shell's.
     args: (m[2] ?? '')
+      .split(/\s\|\s+(?=[a-z])/)[0]!
       .replace(/[[\]]/g, '')
       .split(/\s+/)
-      .filter((t) => t !== '' && t !== '|' && !t.startsWith('$(') && !t.startsWith('(')),
+      .filter((t) => t !== '' && t !== '|' && !t.startsWith('$(') && !t.startsWith('(') && !/^\d?>/.test(t)),
   }));
 
   it('finds the command lines', () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { CliContext } from '../../functions/cli/context.ts';
 import { main } from '../../functions/cli/main.ts';
+import { versionDocument, versionLine } from '../../functions/cli/version.ts';
 
 // `khrun version` answers with package.json's version and the Node.js running it, talks to no cluster,
 // and with -o json|yaml prints the document alone, so a script can parse stdout as it is.
@@ -51,6 +52,22 @@ describe('khrun version', () => {
     expect(parseYaml(yaml.stdout)).toEqual({ version: packageVersion, node: process.version });
   });
 
+  it('a build that recorded its revision adds it to the line and the document; one without has none', () => {
+    const sha = 'f'.repeat(40);
+    expect(versionDocument(sha, 'v20.19.0')).toEqual({
+      version: packageVersion,
+      revision: sha,
+      node: 'v20.19.0',
+    });
+    expect(versionLine(versionDocument(sha, 'v20.19.0'))).toBe(
+      `khrun ${packageVersion} (revision ${sha}, node v20.19.0)`,
+    );
+    expect(versionDocument(undefined, 'v20.19.0')).toEqual({ version: packageVersion, node: 'v20.19.0' });
+    expect(versionLine(versionDocument(undefined, 'v20.19.0'))).toBe(
+      `khrun ${packageVersion} (node v20.19.0)`,
+    );
+  });
+
   it('an unknown -o or flag is a usage error (exit 2)', async () => {
     const wide = await khrun(['version', '-o', 'wide']);
     expect(wide.code).toBe(2);
@@ -60,7 +77,7 @@ describe('khrun version', () => {
   });
 
   it('is in `khrun help`', async () => {
-    expect((await khrun(['help'])).stdout).toMatch(/\n {2}version {3}the khrun version/);
+    expect((await khrun(['help'])).stdout).toMatch(/\n {2}version {5}the khrun version/);
   });
 
   it('the process (functions/khrun.mjs: a checkout bundle or tsx) gives the same answer, stdout the document alone', async () => {

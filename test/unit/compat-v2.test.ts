@@ -145,7 +145,7 @@ describe('comparing what both recorded', () => {
   });
 });
 
-describe('the README block', () => {
+describe('the docs/compatibility.md block', () => {
   it('replaces only what is between its markers', () => {
     const readme = 'a\n<!-- compat-v2:begin (by npm run compat) -->\nold\n<!-- compat-v2:end -->\nb\n';
     expect(replaceBlock(readme, 'compat-v2', 'new\n')).toBe(

@@ -246,7 +246,7 @@ describe('admission policies: each in force, matching what it narrows', () => {
     const [keyRule, ...lifted] = [...p.spec.validations].reverse();
     for (const v of lifted) expect(v.expression).toMatch(/^variables\.opened \|\|/);
     expect(keyRule!.expression).not.toContain('variables.opened');
-    expect(keyRule!.expression).toContain("request.namespace != 'kuberhealthy'");
+    expect(keyRule!.expression).toContain("request.namespace != 'khrun'");
     expect(vars.reportKey).toBe("'khrun-report-key'");
     for (const ref of [
       'v.secret.secretName',
@@ -381,7 +381,7 @@ describe('admission policies: each in force, matching what it narrows', () => {
 });
 
 describe("the serve component: signed reports only, the key from the user's Secret", () => {
-  const deployment = named('Deployment', 'kuberhealthy') as unknown as {
+  const deployment = named('Deployment', 'khrun-server') as unknown as {
     spec: {
       template: {
         spec: {
@@ -419,7 +419,7 @@ describe("the serve component: signed reports only, the key from the user's Secr
   it('ships no Secret of its own (kustomize cannot make a random key) and says how to create it', () => {
     expect(byKind('Secret')).toEqual([]);
     expect(read('infra/deploy/components/serve/kustomization.yaml')).toContain(
-      'kubectl -n kuberhealthy create secret generic khrun-report-key --from-literal=key="$(openssl rand -hex 32)"',
+      'kubectl -n khrun create secret generic khrun-report-key --from-literal=key="$(openssl rand -hex 32)"',
     );
   });
 });

@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError } from '../../../lib/config/config-error.ts';
 import { type ConfigInput, type Env, setting } from '../../../lib/config/setting.ts';
 import { integer } from '../../../lib/config/values.ts';
+import { REVISION_PATTERN } from './build/revision.ts';
 
 // Options of the developer commands (`khrun local up`, `khrun demo`, `khrun build`). Only the dev module
 // (functions/cli/dev.ts) imports this file, so none of it is in a product bundle.
@@ -63,15 +64,32 @@ export function demoOptions(
   return localClusterSettings(input, input.root);
 }
 
-/** `khrun build [--outdir DIR] [--measure N]`. */
-export function buildOptions(input: ConfigInput<{ outdir?: string; measure?: string }> & { root: string }): {
+/**
+ * `khrun build [--outdir DIR] [--measure N] [--revision REV]`: REV is compiled into the bundles for
+ * `khrun version` ('' for none); without the flag, the checkout's git commit (build-command.ts).
+ */
+export function buildOptions(
+  input: ConfigInput<{ outdir?: string; measure?: string; revision?: string }> & { root: string },
+): {
   root: string;
   outdir: string;
   measureRuns: number;
+  revision: string | undefined;
 } {
+  const revision = setting(input, { flags: ['revision'] }).text;
+  if (revision && !REVISION_PATTERN.test(revision)) {
+    throw new ConfigError({
+      setting: '--revision',
+      value: revision,
+      problem: 'must be a commit id or a name of letters, digits and ._+- (at most 64 characters)',
+      remedy:
+        'pass the commit the bundle is built from, e.g. --revision "$(git rev-parse HEAD)", or "" for none',
+    });
+  }
   return {
     root: input.root,
     outdir: resolve(setting(input, { flags: ['outdir'] }).text ?? join(input.root, 'dist')),
     measureRuns: integer(setting(input, { flags: ['measure'] }), { min: 0, what: 'runs' }) ?? 0,
+    revision,
   };
 }

@@ -14,6 +14,8 @@ import { measureColdImport } from '../src/build/cold-import.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 const run = promisify(execFile);
+/** The revision these bundles are built with, as the image's build passes its commit (--revision). */
+const REVISION = '0123456789abcdef0123456789abcdef01234567';
 // Tests that start Node processes: generous, since a loaded 2-core CI machine takes seconds per start.
 const SPAWNS_MS = 60_000;
 let outdir: string;
@@ -21,7 +23,7 @@ let result: BuildResult;
 
 beforeAll(async () => {
   outdir = await mkdtemp(join(tmpdir(), 'khrun-bundle-'));
-  result = await buildBundles({ root, outdir });
+  result = await buildBundles({ root, outdir, revision: REVISION });
 }, 120_000);
 afterAll(async () => {
   await rm(outdir, { recursive: true, force: true });
@@ -113,7 +115,7 @@ describe('esbuild bundles of functions/', () => {
   );
 
   it(
-    "the CLI bundle knows khrun's version without package.json next to it",
+    "the CLI bundle knows khrun's version without package.json next to it, and the revision it was built at",
     async () => {
       const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
         version: string;
@@ -121,7 +123,9 @@ describe('esbuild bundles of functions/', () => {
       const { stdout } = await run(process.execPath, [join(outdir, 'khrun.mjs'), 'version', '-o', 'json'], {
         cwd: tmpdir(),
       });
-      expect(JSON.parse(stdout)).toEqual({ version, node: process.version });
+      expect(JSON.parse(stdout)).toEqual({ version, revision: REVISION, node: process.version });
+      const text = await run(process.execPath, [join(outdir, 'khrun.mjs'), 'version'], { cwd: tmpdir() });
+      expect(text.stdout).toBe(`khrun ${version} (revision ${REVISION}, node ${process.version})\n`);
     },
     SPAWNS_MS,
   );

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import {
   containerArgv,
   type ImageMapEntry,
@@ -9,7 +10,12 @@ import {
   lookupImage,
   parseImageMap,
 } from '../src/local/kubelet/image-map.ts';
-import { dockerfileCommand, KHRUN_IMAGE, khrunImageEntry } from '../src/local/kubelet/khrun-image.ts';
+import {
+  dockerfileCommand,
+  KHRUN_IMAGE,
+  KHRUN_LOCAL_IMAGE,
+  khrunImageEntries,
+} from '../src/local/kubelet/khrun-image.ts';
 
 const root = resolve(import.meta.dirname, '../../..');
 const entry = (image: string, entrypoint: string[], cmd: string[] = []): ImageMapEntry => ({
@@ -196,8 +202,10 @@ describe("khrun's own image", () => {
   it("runs the image's ENTRYPOINT from infra/image/Dockerfile as this Node and the local dist/", async () => {
     const dockerfile = await readFile(join(root, 'infra/image/Dockerfile'), 'utf8');
     const image = dockerfileCommand(dockerfile);
-    const built = await khrunImageEntry({ root });
-    expect(built.image).toBe(KHRUN_IMAGE);
+    const entries = await khrunImageEntries({ root });
+    expect(entries.map((e) => e.image)).toEqual([KHRUN_IMAGE, KHRUN_LOCAL_IMAGE]);
+    const [built, local] = entries as [ImageMapEntry, ImageMapEntry];
+    expect({ ...local, image: KHRUN_IMAGE }).toEqual(built);
     // tini dropped, node → this Node, /app/dist/ → <repo>/dist/, everything else as the image has it.
     const expected = image.entrypoint
       .slice(image.entrypoint[0]?.endsWith('/tini') ? 2 : 0)
@@ -214,19 +222,53 @@ describe("khrun's own image", () => {
   });
 
   it('maps /app/dist to another directory when asked (the tests run their own build)', async () => {
-    const built = await khrunImageEntry({ root, distDir: '/tmp/elsewhere' });
+    const [built] = await khrunImageEntries({ root, distDir: '/tmp/elsewhere' });
+    if (!built) throw new Error('no entry');
     expect(built.entrypoint).toContain('/tmp/elsewhere/khrun.mjs');
     expect(built.requires?.[0]?.path).toBe('/tmp/elsewhere/khrun.mjs');
   });
 
-  it('every image name the kustomization and the chart use finds it', async () => {
-    const map = [await khrunImageEntry({ root })];
+  it('every image the kustomization and the chart render, and the short name, find it', async () => {
+    const map = await khrunImageEntries({ root });
+    const rendered: string[] = [];
+    for (const file of [
+      'infra/deploy/runner.yaml',
+      'infra/deploy/tick.yaml',
+      'infra/deploy/components/serve/serve.yaml',
+      'infra/deploy/components/sync/sync.yaml',
+    ]) {
+      const text = await readFile(join(root, file), 'utf8');
+      rendered.push(...[...text.matchAll(/^\s+image: (\S+)$/gm)].map((m) => m[1]!));
+    }
+    expect(rendered.length).toBeGreaterThanOrEqual(4);
+    for (const image of [
+      ...rendered,
+      KHRUN_IMAGE,
+      `${KHRUN_IMAGE}:1.2.3-rc.1`,
+      `${KHRUN_IMAGE}@sha256:${'c'.repeat(64)}`,
+    ])
+      expect(lookupImage(map, image)?.image, image).toBe(KHRUN_IMAGE);
     for (const image of [
       'khrun',
       'khrun:0.1.0',
       'docker.io/library/khrun:0.1.0',
       `khrun@sha256:${'c'.repeat(64)}`,
     ])
-      expect(lookupImage(map, image)?.image, image).toBe('khrun');
+      expect(lookupImage(map, image)?.image, image).toBe(KHRUN_LOCAL_IMAGE);
+    // Another registry's copy is someone else's image: not the local build.
+    expect(lookupImage(map, 'registry.example.com/khrun/khrun:0.1.0')).toBeUndefined();
+  });
+
+  it("is the repository the chart's values and the kustomization's images name", async () => {
+    const values = parseYaml(await readFile(join(root, 'infra/helm/khrun/values.yaml'), 'utf8')) as {
+      image: { repository: string };
+    };
+    expect(values.image.repository).toBe(KHRUN_IMAGE);
+    const kustomization = parseYaml(
+      await readFile(join(root, 'infra/deploy/kustomization.yaml'), 'utf8'),
+    ) as {
+      images: Array<{ name: string }>;
+    };
+    expect(kustomization.images.map((i) => i.name)).toEqual([KHRUN_IMAGE]);
   });
 });

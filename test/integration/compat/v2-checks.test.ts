@@ -24,7 +24,7 @@ import {
 // Kuberhealthy v2.7.1's own check programs, from their own YAMLs in the module, run once by khrun
 // (`khrun run --check`) in one namespace and once by the real v2.7.1 daemon (its deploy/kuberhealthy.yaml
 // Deployment) in another; the khstates both write are compared check by check, and written to
-// bench/compat-v2.json for the README table (test/compat/table.ts).
+// bench/compat-v2.json for the docs/compatibility.md table (test/compat/table.ts).
 
 interface Case {
   /** The row's name in the table. */
@@ -254,7 +254,8 @@ describe("Kuberhealthy v2.7.1's own checks: khrun and the v2.7.1 daemon record t
     await writeCompatResults(rows, {
       daemonRewrites: daemon?.rewrites.map((r) => `${r.object}: ${r.change}`) ?? [],
     });
-    // A difference passes only as the one its case explains (the README says why); any other fails.
+    // A difference passes only as the one its case explains (docs/compatibility.md says why); any other
+    // fails.
     expect(rows.filter((r) => !r.same && !r.explained)).toEqual([]);
   });
 });

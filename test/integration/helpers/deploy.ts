@@ -6,14 +6,21 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { buildBundles } from '@khrun/devkit/build/bundle.ts';
 import { resolveKubectl } from '@khrun/devkit/local/binaries.ts';
+import { KHRUN_IMAGE } from '@khrun/devkit/local/kubelet/khrun-image.ts';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { DEPLOY_REPORT_KEY_SECRET } from '../../../infra/helm/render-deploy.ts';
+import { DEPLOY_NAMESPACE, DEPLOY_REPORT_KEY_SECRET } from '../../../infra/helm/render-deploy.ts';
 import { reportKeyOf, signedReportUrl } from '../../../lib/report/report-token.ts';
+import packageJson from '../../../package.json' with { type: 'json' };
 import { repoRoot } from './khrun.ts';
 
 const run = promisify(execFile);
-export const DEPLOY_NAMESPACE = 'kuberhealthy';
+
+/** khrun's namespace in infra/deploy. */
+export { DEPLOY_NAMESPACE };
+
+/** The image the kustomization and the chart run by default: the release repository at the package version. */
+export const SHIPPED_IMAGE = `${KHRUN_IMAGE}:${packageJson.version}`;
 
 function cacheDir(): string {
   return (
@@ -62,8 +69,8 @@ export async function kubectl(args: string[], opts: { kubeconfig?: string } = {}
 
 /**
  * `kubectl apply -k` of infra/deploy with the given components, as a user's kustomization would include
- * them. The containers run the shipped image `khrun` (the process kubelet runs it as the local build of
- * the image's ENTRYPOINT: the global setup maps it to the bundles of buildTestBundles). Optional patches
+ * them. The containers run the shipped image (SHIPPED_IMAGE; the process kubelet runs it as the local build
+ * of the image's ENTRYPOINT: the global setup maps it to the bundles of buildTestBundles). Optional patches
  * only narrow it to the test: the tick limited to some namespaces with no first-run spreading, and
  * CronJobs applied suspended. With the serve component, the report key Secret it mounts is created
  * first, as its kustomization.yaml tells a user to (a random key; one that exists already is kept, so

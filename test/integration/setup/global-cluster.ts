@@ -50,7 +50,8 @@ export async function setup(project: TestProject): Promise<void> {
       process.env.KHRUN_CACHE_DIR || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'khrun'),
     buildDir: join(root, 'infra/build'),
     crdDir: join(root, 'infra/crds'),
-    // Pods of the image `khrun` (infra/deploy, the chart) run the test build (helpers/deploy.ts).
+    // Pods of khrun's image (ghcr.io/khrun/khrun of infra/deploy and the chart, or `khrun`) run the test
+    // build (helpers/deploy.ts).
     khrunDistDir: join(root, '.khrun/test-dist'),
     // Checker pods of `node` images may leave out command (args only), as the image's entrypoint is node.
     imageMap: [

@@ -1,12 +1,15 @@
 import { mkdir } from 'node:fs/promises';
 import { buildBundles, formatBuildTable } from './bundle.ts';
 import { type ColdImport, measureColdImport } from './cold-import.ts';
+import { checkoutRevision } from './revision.ts';
 
 export interface BuildCommandOptions {
   root: string;
   outdir: string;
   /** Fresh-process import timings per bundle; 0 skips the measurement. */
   measureRuns: number;
+  /** The revision compiled in for `khrun version`: '' for none, undefined for the checkout's git commit. */
+  revision: string | undefined;
   write: (line: string) => void;
 }
 
@@ -14,7 +17,8 @@ export interface BuildCommandOptions {
 export async function buildCommand(opts: BuildCommandOptions): Promise<number> {
   await mkdir(opts.outdir, { recursive: true });
   const startedMs = Date.now();
-  const result = await buildBundles({ root: opts.root, outdir: opts.outdir });
+  const revision = opts.revision ?? (await checkoutRevision(opts.root)) ?? '';
+  const result = await buildBundles({ root: opts.root, outdir: opts.outdir, revision });
   for (const warning of result.warnings) opts.write(`warning: ${warning}`);
   let cold: Map<string, ColdImport> | undefined;
   if (opts.measureRuns > 0) {
@@ -31,7 +35,8 @@ export async function buildCommand(opts: BuildCommandOptions): Promise<number> {
   }
   for (const line of formatBuildTable(opts.root, result.bundles, cold)) opts.write(line);
   opts.write(
-    `built ${result.bundles.length} bundles in ${Date.now() - startedMs} ms; metafile ${result.metafilePath}`,
+    `built ${result.bundles.length} bundles in ${Date.now() - startedMs} ms` +
+      `${revision ? ` at revision ${revision}` : ' (no revision)'}; metafile ${result.metafilePath}`,
   );
   return 0;
 }

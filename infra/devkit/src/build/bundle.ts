@@ -2,6 +2,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { BuildOptions } from 'esbuild';
+import { REVISION_DEFINE } from './revision.ts';
 
 /**
  * The ESM bundles need `require` for the CommonJS code they inline (node-fetch asks for "stream" at run
@@ -55,9 +56,15 @@ export async function discoverEntries(root: string): Promise<BundleEntry[]> {
 /**
  * The esbuild options of every khrun bundle: one minified ESM file per entry for Node 20, a linked source
  * map and a metafile. The deployable bundles (dist/) and the checkout's CLI bundle (checkout-bundle.ts)
- * share them, so `npx khrun` runs the code the image runs.
+ * share them, so `npx khrun` runs the code the image runs. A revision (the image's and the npm package's
+ * builds) is compiled in for `khrun version`; the checkout's bundle has none.
  */
-export function esbuildOptions(root: string, entries: readonly BundleEntry[], outdir: string) {
+export function esbuildOptions(
+  root: string,
+  entries: readonly BundleEntry[],
+  outdir: string,
+  revision?: string,
+) {
   return {
     absWorkingDir: root,
     entryPoints: entries.map((e) => ({ in: e.source, out: e.name })),
@@ -75,6 +82,7 @@ export function esbuildOptions(root: string, entries: readonly BundleEntry[], ou
     legalComments: 'none',
     banner: { js: CREATE_REQUIRE_BANNER },
     external: [...BUNDLE_EXTERNALS],
+    define: (revision ? { [REVISION_DEFINE]: JSON.stringify(revision) } : {}) as Record<string, string>,
     logLevel: 'silent',
   } satisfies BuildOptions;
 }
@@ -87,6 +95,8 @@ export async function buildBundles(opts: {
   root: string;
   outdir: string;
   entries?: BundleEntry[];
+  /** The source revision `khrun version` reports (revision.ts); none when undefined or empty. */
+  revision?: string;
 }): Promise<BuildResult> {
   // Loaded lazily: the CLI bundle marks esbuild external, and only this command needs it.
   const esbuild = await import('esbuild');
@@ -94,7 +104,7 @@ export async function buildBundles(opts: {
   for (const old of await readdir(opts.outdir).catch(() => [] as string[])) {
     if (/\.mjs(\.map)?$/.test(old) || old === 'meta.json') await rm(join(opts.outdir, old), { force: true });
   }
-  const result = await esbuild.build(esbuildOptions(opts.root, entries, opts.outdir));
+  const result = await esbuild.build(esbuildOptions(opts.root, entries, opts.outdir, opts.revision));
   const metafilePath = join(opts.outdir, 'meta.json');
   await writeFile(metafilePath, JSON.stringify(result.metafile));
   const bundles: BuiltBundle[] = [];

@@ -19,6 +19,7 @@ import {
 export const BUILD_CONFIG_FILES = [
   'infra/devkit/src/build/bundle.ts',
   'infra/devkit/src/build/checkout-bundle.ts',
+  'infra/devkit/src/build/revision.ts',
   'infra/devkit/src/build/checkout-stamp.mjs',
   'tsconfig.json',
   'package.json',

@@ -201,7 +201,7 @@ export async function resolveHelm(opts: Omit<BinaryOptions, 'kubebuilderAssets'>
 }
 
 /** The cached binary, else `go build` of it into the cache (renamed into place only once complete). */
-async function cachedBuild(
+export async function cachedBuild(
   opts: Omit<BinaryOptions, 'kubebuilderAssets'>,
   tool: { dir: string; command: string; module: string; pkg: string; ldflags: string },
 ): Promise<string> {

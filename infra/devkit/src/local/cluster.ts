@@ -8,7 +8,7 @@ import { type ControlPlane, startControlPlane } from './control-plane.ts';
 import { installCrds } from './crds.ts';
 import { acquireInstanceLock, killIfAlive } from './instance-lock.ts';
 import { type ImageMapEntry, loadImageMapFile } from './kubelet/image-map.ts';
-import { khrunImageEntry } from './kubelet/khrun-image.ts';
+import { khrunImageEntries } from './kubelet/khrun-image.ts';
 import { type ProcessKubelet, startProcessKubelet } from './kubelet/kubelet.ts';
 import type { KubeletLog } from './kubelet/pod-worker.ts';
 import {
@@ -36,7 +36,8 @@ export interface LocalClusterOptions extends Omit<BinaryOptions, 'signal'> {
   imageNodePath?: string;
   /**
    * What containers without `command` run (kubelet/image-map.ts): these entries first, then
-   * those of imageMapFile, then khrun's own image (`khrun`, any tag: the local build of its ENTRYPOINT).
+   * those of imageMapFile, then khrun's own image (`ghcr.io/khrun/khrun` and `khrun`, any tag: the local
+   * build of its ENTRYPOINT).
    */
   imageMap?: ImageMapEntry[];
   /** An image-map file (YAML or JSON), `khrun local up --image-map FILE`. */
@@ -74,7 +75,7 @@ export async function startLocalCluster(opts: LocalClusterOptions): Promise<Loca
   const imageMap = [
     ...(opts.imageMap ?? []),
     ...(opts.imageMapFile ? await loadImageMapFile(opts.imageMapFile) : []),
-    await khrunImageEntry({ root, distDir: opts.khrunDistDir }),
+    ...(await khrunImageEntries({ root, distDir: opts.khrunDistDir })),
   ];
   const binaries = await resolveBinaries(opts);
   for (const notice of binaries.notices) progress(notice);

@@ -17,14 +17,14 @@ export interface DemoOptions {
   write: (line: string) => void;
 }
 
-const NAMESPACE = 'kuberhealthy';
+const NAMESPACE = 'khrun';
 const TICK_CRONJOB = 'khrun-tick';
 const RECORD_TIMEOUT_MS = 180_000;
 
 /**
  * `npm start`: khrun the way it runs in a cluster, on the local cluster. The bundles are built (the
- * process kubelet runs image `khrun` as the local build of the image's entrypoint), infra/deploy and the
- * example khchecks are applied unchanged, a tick is started at once from the tick CronJob (as
+ * process kubelet runs the image ghcr.io/khrun/khrun as the local build of its entrypoint), infra/deploy
+ * and the example khchecks are applied unchanged, a tick is started at once from the tick CronJob (as
  * `kubectl create job --from=cronjob/khrun-tick` does, without the first-run jitter), it dispatches the
  * checks in runner Jobs (up to KHRUN_BATCH_SIZE checks each: the examples share one), each checker reports,
  * and the outcomes recorded in the khstates are printed.

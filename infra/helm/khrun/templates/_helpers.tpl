@@ -1,8 +1,29 @@
 {{/*
-Helpers of the khrun chart. Object names are fixed (khrun-runner, khrun-tick, khrun-sync, khrun-server,
-kuberhealthy): khrun reads the PodTemplate khrun-runner by name and the Service kuberhealthy is the
-Kuberhealthy v2 reporting address, so one release per cluster.
+Helpers of the khrun chart. Object names are fixed and all begin with khrun- (khrun-runner, khrun-tick,
+khrun-sync, khrun-server, khrun-report-key): khrun reads the PodTemplate khrun-runner by name, and no name is
+one a Kuberhealthy v2 or v3 manifest uses, so the chart installs beside a running Kuberhealthy, in its
+namespace or another. One release per cluster (the ClusterRoles and admission policies are cluster-wide).
 */}}
+
+{{/* The report server's name: its Deployment, Service, PodDisruptionBudget, ServiceAccount and ClusterRole.
+Not "kuberhealthy" (Kuberhealthy's own Deployment and Service are named so): a Service of that name would
+take over Kuberhealthy's reporting address. */}}
+{{- define "khrun.serverName" -}}
+khrun-server
+{{- end }}
+
+{{/* The report server's in-cluster base URL (its Service, port 80), e.g. for a ServiceMonitor or the
+checker pods' reporting URL. */}}
+{{- define "khrun.serverUrl" -}}
+http://{{ include "khrun.serverName" . }}.{{ .Release.Namespace }}.svc.cluster.local
+{{- end }}
+
+{{/* The labels that select a component's pods (.: the component's name): the server's Deployment,
+Service and PodDisruptionBudget select its pods with these. */}}
+{{- define "khrun.selectorLabels" -}}
+app.kubernetes.io/name: khrun
+app.kubernetes.io/component: {{ . }}
+{{- end }}
 
 {{/* The image reference: repository, and the tag (default: the chart's appVersion). */}}
 {{- define "khrun.image" -}}
@@ -16,21 +37,40 @@ imagePullPolicy: {{ . }}
 {{- end }}
 {{- end }}
 
-{{/* Pod-spec fields from values (pull secrets, placement); nothing when all are empty. */}}
+{{/* A component's pod metadata: its selector labels, podLabels (the chart-wide ones, then the
+component's, which win; neither can change the selector labels) and podAnnotations (the same way).
+(dict "root" $ "component" NAME "values" .Values.COMPONENT) */}}
+{{- define "khrun.podMetadata" -}}
+{{- $labels := merge (include "khrun.selectorLabels" .component | fromYaml) (deepCopy (.values.podLabels | default dict)) (deepCopy (.root.Values.podLabels | default dict)) -}}
+labels:
+  {{- toYaml $labels | nindent 2 }}
+{{- with merge (deepCopy (.values.podAnnotations | default dict)) (deepCopy (.root.Values.podAnnotations | default dict)) }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* Pod-spec fields from values: pull secrets, and the placement and priority of a component's pods (the
+component's nodeSelector, tolerations, affinity and priorityClassName when set, else the chart-wide ones);
+nothing when all are empty. (dict "root" $ "values" .Values.COMPONENT) */}}
 {{- define "khrun.podSpecExtras" -}}
-{{- with .Values.imagePullSecrets }}
+{{- $root := .root.Values }}
+{{- with $root.imagePullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.nodeSelector }}
+{{- with .values.priorityClassName | default $root.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .values.nodeSelector | default $root.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.tolerations }}
+{{- with .values.tolerations | default $root.tolerations }}
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.affinity }}
+{{- with .values.affinity | default $root.affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
@@ -57,6 +97,36 @@ affinity:
 {{- end }}
 {{- end }}
 
+{{/* An API the release needs from the cluster ("group/version/Kind"), refused with what to do when the
+cluster does not serve it. Against a cluster (install, upgrade, --dry-run=server) Helm lists every kind
+served; `helm template` without a cluster knows group/versions only, so there the group/version is checked
+and kubeVersion (Chart.yaml, against --kube-version) stands for the kind. (dict "root" $ "api" API "for" WHAT) */}}
+{{- define "khrun.requireApi" -}}
+{{- $apis := .root.Capabilities.APIVersions }}
+{{- $kindsListed := $apis.Has "v1/Pod" }}
+{{- if not (or ($apis.Has .api) (and (not $kindsListed) ($apis.Has (dir .api)))) }}
+{{- $hint := "" }}
+{{- if hasPrefix "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy" .api }}
+{{- $hint = " (Kubernetes 1.30 or later); on an older cluster set admissionPolicy.enabled=false, and upgrade: without the policies khrun's ServiceAccounts can do whatever their RBAC verbs allow" }}
+{{- end }}
+{{- fail (printf "%s needs the API %s, which this cluster (Kubernetes %s) does not serve%s" .for .api .root.Capabilities.KubeVersion.Version $hint) }}
+{{- end }}
+{{- end }}
+
+{{/* The APIs every rendering needs: what the templates create whatever the values. */}}
+{{- define "khrun.checkCapabilities" -}}
+{{- include "khrun.requireApi" (dict "root" . "api" "v1/PodTemplate" "for" "the runner (PodTemplate khrun-runner)") }}
+{{- include "khrun.requireApi" (dict "root" . "api" "batch/v1/CronJob" "for" (printf "the %s CronJob (mode=%s)" .Values.mode .Values.mode)) }}
+{{- include "khrun.requireApi" (dict "root" . "api" "rbac.authorization.k8s.io/v1/ClusterRole" "for" "khrun's RBAC") }}
+{{- if .Values.admissionPolicy.enabled }}
+{{- include "khrun.requireApi" (dict "root" . "api" "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy" "for" "admissionPolicy.enabled") }}
+{{- include "khrun.requireApi" (dict "root" . "api" "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding" "for" "admissionPolicy.enabled") }}
+{{- end }}
+{{- if .Values.server.enabled }}
+{{- include "khrun.requireApi" (dict "root" . "api" "apps/v1/Deployment" "for" "the report server (server.enabled)") }}
+{{- end }}
+{{- end }}
+
 {{/* The report key (the server's, and with runner.reportToServer the runners'): the Secret that holds it
 under `key`, mounted read-only, its file named by KHRUN_REPORT_KEY_FILE (lib/config/report-key.ts). Used
 unless server.allowUnsignedReports. */}}
@@ -79,8 +149,8 @@ unless server.allowUnsignedReports. */}}
 
 {{/* CEL: the request comes from a runner: a khrun-runner ServiceAccount of any namespace (sync's CronJobs
 run as the khrun-runner of their khcheck's namespace), khrun-server (which runs checks when it takes
-triggers and is given the runner's rights), or the group kh-runner (the Lambda runCheck role's, README
-"On AWS Lambda"). */}}
+triggers and is given the runner's rights), or the group kh-runner (the Lambda runCheck role's,
+docs/install.md "On AWS Lambda"). */}}
 {{- define "khrun.runnerUser" -}}
 request.userInfo.username.matches('^system:serviceaccount:[a-z0-9.-]+:khrun-(runner|server)$') || (has(request.userInfo.groups) && 'kh-runner' in request.userInfo.groups)
 {{- end }}

@@ -2,7 +2,7 @@ import { appendFile } from 'node:fs/promises';
 
 /**
  * Where the fault tests append their results, one JSON line per scenario. Set by `npm run faults`
- * (test/faults/table.ts), which turns the lines into the README's reliability table; unset in a plain
+ * (test/faults/table.ts), which turns the lines into docs/reliability.md's faults table; unset in a plain
  * `npm test`, where recording is a no-op.
  */
 export const FAULTS_OUT_ENV = 'KHRUN_FAULTS_OUT';

@@ -2,8 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { ImageMapEntry } from './image-map.ts';
 
-/** The repository the kustomization (infra/deploy) and the chart (infra/helm/khrun) run: any tag. */
-export const KHRUN_IMAGE = 'khrun';
+/**
+ * The repository releases push (docs/release.md) and the chart (values.yaml `image.repository`) and the
+ * kustomization (infra/deploy) run by default: any tag or digest of it runs the local build.
+ */
+export const KHRUN_IMAGE = 'ghcr.io/khrun/khrun';
+
+/** The short name manifests written for the local cluster use (`image: khrun`): the local build as well. */
+export const KHRUN_LOCAL_IMAGE = 'khrun';
 
 /** Where the image keeps the bundle (infra/image/Dockerfile: COPY ... /app/dist/). */
 const IMAGE_DIST = '/app/dist/';
@@ -33,12 +39,13 @@ export function dockerfileCommand(dockerfile: string): { entrypoint: string[]; c
 }
 
 /**
- * khrun's own image as the process kubelet runs it: the local build of the image's ENTRYPOINT and CMD
- * (read from infra/image/Dockerfile), minus tini (the kubelet signals and reaps the process itself), with
+ * khrun's own image as the process kubelet runs it, one entry for each of its names (KHRUN_IMAGE,
+ * KHRUN_LOCAL_IMAGE): the local build of the image's ENTRYPOINT and CMD (read from
+ * infra/image/Dockerfile), minus tini (the kubelet signals and reaps the process itself), with
  * `node` as this Node and /app/dist/ as distDir (default <root>/dist, what `npm run build` writes). A
  * missing bundle fails the container's start with a message that says to build it.
  */
-export async function khrunImageEntry(opts: { root: string; distDir?: string }): Promise<ImageMapEntry> {
+export async function khrunImageEntries(opts: { root: string; distDir?: string }): Promise<ImageMapEntry[]> {
   const dockerfilePath = join(opts.root, 'infra/image/Dockerfile');
   const distDir = opts.distDir ?? join(opts.root, 'dist');
   const { entrypoint, cmd } = dockerfileCommand(await readFile(dockerfilePath, 'utf8'));
@@ -58,5 +65,6 @@ export async function khrunImageEntry(opts: { root: string; distDir?: string }):
     });
     return path;
   };
-  return { image: KHRUN_IMAGE, entrypoint: argv.map(local), cmd: cmd.map(local), requires };
+  const command = { entrypoint: argv.map(local), cmd: cmd.map(local), requires };
+  return [KHRUN_IMAGE, KHRUN_LOCAL_IMAGE].map((image) => ({ image, ...command }));
 }
