@@ -72,6 +72,9 @@ const DENIED_TO_ALL: Verb[] = [
   ['create', 'pods', OTHER, { subresource: 'binding' }],
   ['get', 'pods', OTHER, { subresource: 'log' }],
   ['deletecollection', 'pods', OTHER],
+  // An eviction names only the pod, so no admission policy could hold it: khrun deletes its checker pods.
+  ['create', 'pods', OTHER, { subresource: 'eviction' }],
+  ['create', 'pods', 'kube-system', { subresource: 'eviction' }],
   ['get', 'nodes', CLUSTER, { subresource: 'proxy' }],
   ['patch', 'nodes', CLUSTER],
   // Other identities' credentials and data.
@@ -132,7 +135,6 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['create', 'pods', OTHER],
       ['watch', 'pods', OTHER],
       ['delete', 'pods', OTHER],
-      ['create', 'pods', OTHER, { subresource: 'eviction' }],
       ['create', 'events', OTHER],
       ['get', 'healthchecks', OTHER, v3],
       ['list', 'healthchecks', OTHER, v3],
@@ -282,7 +284,7 @@ describe('least privilege per component (TokenRequest tokens, real authorizer)',
   );
 
   it.each(Object.keys(MATRIX))(
-    '%s is denied them for real (403): exec, ephemeral containers, tokens, bindings, impersonation, the template',
+    '%s is denied them for real (403): exec, evictions, ephemeral containers, tokens, bindings, impersonation, the template',
     async (sa) => {
       const kc = clients.get(sa)!;
       const core = kc.makeApiClient(CoreV1Api);
@@ -309,6 +311,15 @@ describe('least privilege per component (TokenRequest tokens, real authorizer)',
             ),
         ],
         ['exec', () => core.connectPostNamespacedPodExec({ namespace: OTHER, name: 'x', command: 'id' })],
+        [
+          'an eviction',
+          () =>
+            core.createNamespacedPodEviction({
+              namespace: OTHER,
+              name: 'x',
+              body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'x', namespace: OTHER } },
+            }),
+        ],
         ['pod proxy', () => core.connectGetNamespacedPodProxy({ namespace: OTHER, name: 'x' })],
         ['node proxy', () => core.connectGetNodeProxy({ name: 'x' })],
         [

@@ -53,7 +53,6 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
         'kuberhealthy.github.io healthchecks: get,list,update,watch',
         'kuberhealthy.github.io healthchecks/status,healthchecks/finalizers: update',
         'core pods: create,delete,get,list,watch',
-        'core pods/eviction: create',
         'core events: create',
       ],
     ],
@@ -87,6 +86,12 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
     ],
   ])('%s %s', (kind, name, rules) => {
     expect(rulesOf(named(kind, name))).toEqual(rules);
+  });
+
+  it('grants no role pods/eviction: an eviction names only the pod, so no policy could hold it', () => {
+    for (const role of [...byKind('ClusterRole'), ...byKind('Role')])
+      for (const rule of role.rules ?? [])
+        expect(rule.resources, `${role.kind} ${role.metadata.name}`).not.toContain('pods/eviction');
   });
 
   it('binds nothing to any ServiceAccount but its own, and nothing to cluster-admin', () => {
@@ -131,7 +136,7 @@ describe('admission policies: each in force, matching what it narrows', () => {
     'khrun-runner-pod-removal': {
       ops: ['DELETE', 'CREATE'],
       resources: ['pods', 'pods/eviction'],
-      validations: 2,
+      validations: 3,
     },
     'khrun-tick-jobs': { ops: ['CREATE', 'UPDATE'], resources: ['jobs'], validations: 4 },
     'khrun-tick-job-template': { ops: ['CREATE', 'UPDATE'], resources: ['jobs'], validations: 2 },
@@ -263,6 +268,16 @@ describe('admission policies: each in force, matching what it narrows', () => {
     expect(rule).toContain("object.involvedObject.kind in ['KuberhealthyCheck', 'KuberhealthyJob']");
     expect(rule).toContain("object.involvedObject.kind == 'HealthCheck'");
     expect(rule).toContain('object.involvedObject.namespace == request.namespace');
+  });
+
+  it('refuses the runner every eviction, and deletes of pods that are not checker pods khrun made', () => {
+    const [system, eviction, deletes] = policy('khrun-runner-pod-removal').spec.validations;
+    expect(system!.expression).toContain("'kube-system', 'kube-public', 'kube-node-lease'");
+    // Unconditional: even a binding an admin adds elsewhere cannot give khrun's runner an eviction.
+    expect(eviction!.expression).toBe("!(has(request.subResource) && request.subResource == 'eviction')");
+    expect(deletes!.expression).toMatch(/^request\.operation != 'DELETE' \|\| \(/);
+    expect(deletes!.expression).toContain("o.kind in ['KuberhealthyCheck', 'KuberhealthyJob']");
+    expect(deletes!.expression).toContain("'khrun.dev/checker-pod' in oldObject.metadata.annotations");
   });
 
   it('pins a checker pod to one owner that a parameter constrains, named or by uid', () => {
