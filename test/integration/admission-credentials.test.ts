@@ -28,8 +28,13 @@ import { KH_GROUP, KH_VERSION, type KhCheck, type ValidCheck } from '../../lib/s
 import { inNamespace } from '../compat/v2-manifests.ts';
 import { pollUntil, REFUSED, refusal } from './helpers/admission.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
-import { applyDeploy, DEPLOY_NAMESPACE, serviceAccountKubeConfig } from './helpers/deploy.ts';
-import { createCheck, repoRoot } from './helpers/khrun.ts';
+import {
+  applyDeploy,
+  DEPLOY_NAMESPACE,
+  serviceAccountKubeConfig,
+  writeKubeConfig,
+} from './helpers/deploy.ts';
+import { createCheck, outcomeOf, readState, repoRoot, runKhrun } from './helpers/khrun.ts';
 import { applyObjects } from './helpers/kuberhealthy-v2.ts';
 
 // Policy 1c (khrun-runner-checker-credentials): a checker pod the runner creates takes none of its
@@ -350,6 +355,23 @@ describe('no checker pod takes its namespace credentials unless an admin labelle
     asPowerful(real.spec!);
     expect(await refusal(create(real))).toMatch(/^403 .*khrun-runner-checker-pod-spec/s);
   });
+
+  it('a real run as the runner records the refusal in the khstate, naming the command that allows it', async () => {
+    await createCheck(admin, plain, 'cred-sa', {
+      serviceAccountName: 'powerful',
+      containers: [{ name: 'main', image: 'busybox', command: ['true'] }],
+    });
+    const kubeconfig = await writeKubeConfig(runner, 'admission-credentials-runner');
+    const result = await runKhrun(['--check', 'cred-sa', '--namespace', plain, '--output', 'json'], {
+      KUBECONFIG: kubeconfig,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(outcomeOf(result), result.stdout).toMatchObject({ result: 'recorded', ok: false });
+    const errors = (await readState(admin, plain, 'cred-sa'))?.spec.Errors ?? [];
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain('runs as the ServiceAccount powerful (not default)');
+    expect(errors[0]).toContain(`kubectl label namespace ${plain} ${CREDENTIALS}=allowed`);
+  }, 120_000);
 
   it('the runner cannot label a namespace to open it (rbac.test.ts: nor can the tick, sync or the server)', async () => {
     const answer = await refusal(
