@@ -40,6 +40,9 @@ export const DEPLOY_RENDERS: ReadonlyArray<{ template: string; target: string; s
     set: ['server.enabled=true', `server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`],
   },
   { template: 'sync.yaml', target: 'infra/deploy/components/sync/sync.yaml', set: ['mode=sync'] },
+  // Its own step, beside infra/deploy rather than in it: it must outlive `kubectl delete -k infra/deploy`
+  // (the chart keeps it across `helm uninstall`), kubernetes/kubernetes#130887.
+  { template: 'parameter-keeper.yaml', target: 'infra/parameter-keeper/keeper.yaml', set: [] },
 ];
 
 /** The CRDs: infra/crds is their home; the chart ships copies (Helm installs crds/ before templates). */

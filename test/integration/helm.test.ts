@@ -195,8 +195,18 @@ describe('the chart', () => {
           namespace: DEPLOY_NAMESPACE,
         }),
       );
-      for (const [key, object] of helmed)
-        if (object.metadata?.labels?.['app.kubernetes.io/component'] === 'test') helmed.delete(key);
+      // The parameter keeper is a step of its own in the kustomization (infra/parameter-keeper), so that
+      // `kubectl delete -k infra/deploy` leaves it, as `helm uninstall` does (resource-policy keep).
+      const keeper = byKey(await kubectl(['kustomize', join(repoRoot, 'infra/parameter-keeper')]));
+      const helmedKeeper = new Map<string, KubernetesObject>();
+      for (const [key, object] of helmed) {
+        const component = object.metadata?.labels?.['app.kubernetes.io/component'];
+        if (component === 'parameter-keeper') helmedKeeper.set(key, object);
+        if (component === 'test' || component === 'parameter-keeper') helmed.delete(key);
+      }
+      expect([...helmedKeeper.keys()].sort()).toEqual([...keeper.keys()].sort());
+      for (const [key, object] of keeper) expect(helmedKeeper.get(key), key).toEqual(object);
+      expect(keeper.size).toBe(2);
       expect([...helmed.keys()].sort()).toEqual([...kustomized.keys()].sort());
       for (const [key, object] of kustomized) expect(helmed.get(key), key).toEqual(object);
       // Each mode has exactly its scheduler.

@@ -23,6 +23,7 @@ const dirs = [
   'infra/deploy/components/serve',
   'infra/deploy/components/sync',
   'infra/deploy/components/examples',
+  'infra/parameter-keeper',
   'infra/crds',
 ];
 const ours = dirs.flatMap((dir) => kustomizationObjects(join(root, dir)).map((o) => o.object));

@@ -395,6 +395,44 @@ describe('admission policies: each in force, matching what it narrows', () => {
   });
 });
 
+describe('the parameter keeper (kubernetes/kubernetes#130887): outlives an uninstall, refuses nothing', () => {
+  const keeper = loadAll(read('infra/parameter-keeper/keeper.yaml')) as Array<
+    K8sObject & { metadata: { annotations?: Record<string, string> } }
+  >;
+  const template = read('infra/helm/khrun/templates/parameter-keeper.yaml');
+
+  it('is a policy and its binding, both named khrun-parameter-keeper and kept by helm uninstall', () => {
+    expect(keeper.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'ValidatingAdmissionPolicy/khrun-parameter-keeper',
+      'ValidatingAdmissionPolicyBinding/khrun-parameter-keeper',
+    ]);
+    for (const o of keeper) expect(o.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    // Rendered with the other policies: only where they are (admissionPolicy.enabled).
+    expect(template.split('\n')[0]).toBe('{{- if .Values.admissionPolicy.enabled }}');
+  });
+
+  it('names PodTemplate as its parameter kind and can refuse nothing', () => {
+    const [policy, binding] = keeper as unknown as [
+      Policy,
+      { spec: { validationActions: string[]; paramRef: Record<string, string> } },
+    ];
+    expect(policy.spec.paramKind).toEqual({ apiVersion: 'v1', kind: 'PodTemplate' });
+    expect(policy.spec.failurePolicy).toBe('Ignore');
+    expect(policy.spec.validations.map((v) => v.expression)).toEqual(['true']);
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['podtemplates'] },
+    ]);
+    expect(binding.spec.validationActions).toEqual(['Audit']);
+    expect(binding.spec.paramRef).toEqual({ name: 'khrun-runner', parameterNotFoundAction: 'Allow' });
+  });
+
+  it('is not part of infra/deploy, so `kubectl delete -k infra/deploy` leaves it', () => {
+    const deploy = load(read('infra/deploy/kustomization.yaml')) as { resources: string[] };
+    expect(deploy.resources.filter((r) => r.includes('keeper'))).toEqual([]);
+    expect(read('infra/parameter-keeper/kustomization.yaml')).toMatch(/resources:\n {2}- keeper\.yaml\n/);
+  });
+});
+
 describe("the serve component: signed reports only, the key from the user's Secret", () => {
   const deployment = named('Deployment', 'khrun-server') as unknown as {
     spec: {
