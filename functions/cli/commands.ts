@@ -3,6 +3,7 @@ import type { CliCommand } from './context.ts';
 import { convert } from './convert.ts';
 import { DEV_SPECS } from './dev-specs.ts';
 import type { CommandSpec } from './flags.ts';
+import { logs } from './logs.ts';
 import { run } from './run.ts';
 import { tick } from './schedule.ts';
 import { serve } from './serve.ts';
@@ -17,6 +18,7 @@ export const CLUSTER_COMMANDS: readonly CliCommand[] = [
   run,
   status,
   describe,
+  logs,
   tick,
   sync,
   serve,

@@ -1,8 +1,10 @@
 import { runCommand } from '../../lib/commands/run.ts';
 import { runBatchCommand } from '../../lib/commands/run-batch.ts';
+import { runInClusterCommand } from '../../lib/commands/run-in-cluster.ts';
 import { runPlan } from '../../lib/config/batch-options.ts';
 import { takeOverSetting } from '../../lib/config/takeover-options.ts';
 import { logPort } from '../../lib/core/log.ts';
+import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
 import { commonFlags } from './flags.ts';
 
@@ -20,7 +22,12 @@ export const run: CliCommand = {
       'the phases are shown on stderr as they happen. A batch: --check given more than once (one namespace), ' +
       'or KHRUN_BATCH=\'[{"namespace":"NS","name":"CHECK"},...]\' (at most 200 khchecks): each check a full ' +
       'iteration of its own in one process with one report endpoint, one line (or JSON object) per check; ' +
-      'exit 0 when every check would exit 0 alone, else 1 if any could not finish, else 2.',
+      'exit 0 when every check would exit 0 alone, else 1 if any could not finish, else 2. Where it runs: ' +
+      'here, hosting the endpoint checker pods report to, when they can reach this machine (a report host ' +
+      'is set or recorded by `khrun local up`) or report elsewhere (KH_EXTERNAL_REPORTING_URL); otherwise, ' +
+      "as from a laptop, in the cluster: a runner Job made from khrun's runner PodTemplate, as the tick makes " +
+      'them, followed to its outcome with progress on stderr, the same result printed and the same exit ' +
+      'codes (Ctrl-C stops following; the Job goes on). --local and --in-cluster choose; docs/rerun.md.',
     examples: [
       {
         what: 'run one khcheck: claim, checker pod, report, outcome recorded',
@@ -37,6 +44,10 @@ export const run: CliCommand = {
       {
         what: 'a Kuberhealthy v3 HealthCheck; a v2 khjob',
         line: 'khrun run --healthcheck web -n checks',
+      },
+      {
+        what: 'from a laptop: the run in the cluster, as a runner Job followed to its outcome',
+        line: 'khrun run --check ping -n checks --in-cluster',
       },
     ],
     flags: {
@@ -70,6 +81,24 @@ export const run: CliCommand = {
           help: 'print the outcome as json or yaml (default: a line of text)',
         },
       }),
+      'in-cluster': {
+        type: 'boolean',
+        help: 'run it as a runner Job in the cluster and follow it (the default when no report host is found)',
+      },
+      local: {
+        type: 'boolean',
+        help: 'run it in this process, hosting the report endpoint (the default when a report host is found)',
+      },
+      'runner-namespace': {
+        type: 'string',
+        value: 'NS',
+        help: 'in the cluster: where khrun is installed, its runner PodTemplate (else KHRUN_NAMESPACE, else kuberhealthy)',
+      },
+      'pod-template': {
+        type: 'string',
+        value: 'NAME',
+        help: 'in the cluster: the runner PodTemplate (default khrun-runner)',
+      },
       'report-host': {
         type: 'string',
         value: 'HOST',
@@ -103,7 +132,10 @@ export const run: CliCommand = {
       'POD_NAME',
       'KHRUN_LEASE_SECONDS',
       'KHRUN_KEEP_FINISHED_PODS',
+      'KHRUN_NOTIFY_CONFIG_FILE',
+      'KHRUN_NOTIFY_CONFIG',
       'KHRUN_TAKE_OVER',
+      'KHRUN_NAMESPACE',
       'POWERTOOLS_LOG_LEVEL',
     ],
   },
@@ -124,6 +156,16 @@ export const run: CliCommand = {
               if (phase === killAtPhase) process.kill(process.pid, 'SIGKILL');
             }
           : undefined,
+      });
+    }
+    if (plan.kind === 'in-cluster') {
+      const { kc, ...options } = plan.options;
+      return runInClusterCommand({
+        ...options,
+        client: kubeClient(kc),
+        signal: signalOnTermination(),
+        write: ctx.write,
+        warn: ctx.warn,
       });
     }
     const { logLevel, killAtPhase, ...options } = plan.options;

@@ -101,6 +101,8 @@ export const tick: CliCommand = {
       'KHRUN_DISPATCH_TTL',
       'KHRUN_BATCH_SIZE',
       'KHRUN_TICK_CONCURRENCY',
+      'KHRUN_NOTIFY_CONFIG_FILE',
+      'KHRUN_NOTIFY_CONFIG',
       'KHRUN_TAKE_OVER',
       'KHRUN_NAMESPACE',
       'POD_NAMESPACE',
@@ -142,6 +144,7 @@ export const tick: CliCommand = {
       output: options.output,
       log,
       write: ctx.write,
+      notify: options.notify,
     });
   },
 };

@@ -93,6 +93,8 @@ export const serve: CliCommand = {
       'KHRUN_ALLOW_UNSIGNED_REPORTS',
       'POD_IP',
       'KHRUN_LEASE_SECONDS',
+      'KHRUN_NOTIFY_CONFIG_FILE',
+      'KHRUN_NOTIFY_CONFIG',
       'POD_NAME',
       'POWERTOOLS_LOG_LEVEL',
     ],

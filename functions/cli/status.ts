@@ -75,7 +75,8 @@ export const describe: CliCommand = {
     description:
       'Shows one check as kubectl describe would: the khcheck, its status, the active or last run as a ' +
       'timeline (claim, pod created, scheduled, started, report accepted, recorded, exited), the errors, ' +
-      'the history and the Events. Exit 2 when neither a khcheck nor a khstate has that name.',
+      "the checker's log tail (khrun logs prints it whole), the history and the Events. Exit 2 when " +
+      'neither a khcheck nor a khstate has that name.',
     examples: [
       {
         what: 'one check: its last run as a timeline, errors, history, events',

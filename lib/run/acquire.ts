@@ -94,7 +94,19 @@ export async function closeStale(
   ctx: RecordContext,
 ): Promise<{ closed: ClosedRun; next: KhState }> {
   const closed = await closeStaleRun(deps, check, base, run, ctx.nowMs);
-  return { closed, next: recordOutcome(base, closed.run, closed.outcome, ctx) };
+  const recorded = recordOutcome(base, closed.run, closed.outcome, ctx);
+  // Its notification is queued in the same write, for nobody in particular: the tick's sweep or the next
+  // outcome write of this check (which leases what is due) delivers it.
+  const next = deps.notify
+    ? await deps.notify.decide(recorded, {
+        check: check.source,
+        runIntervalMs: check.runIntervalMs,
+        outcome: closed.outcome,
+        runUuid: closed.run.uuid,
+        atMs: ctx.nowMs,
+      })
+    : recorded;
+  return { closed, next };
 }
 
 /**

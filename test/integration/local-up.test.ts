@@ -166,7 +166,7 @@ describe('khrun local up', () => {
     });
   }, 180_000);
 
-  it('against a kubeconfig without the report host, `khrun run` exits 2 and says what to set', async (ctx) => {
+  it('against a kubeconfig without the report host, `khrun run --local` exits 2 and says what to set; without --local it goes to the cluster, where khrun is not installed', async (ctx) => {
     if (skipReason) ctx.skip(skipReason);
     // The same cluster as a real one looks: its kubeconfig says nothing about where pods reach this machine.
     const doc = loadYaml<{ clusters: Array<{ cluster: { extensions?: Array<{ name: string }> } }> }>(
@@ -176,22 +176,26 @@ describe('khrun local up', () => {
     const plain = join(dir, 'kubeconfig-without-report-host');
     await writeFile(plain, JSON.stringify(doc), { mode: 0o600 });
     expect(await readFile(plain, 'utf8')).not.toContain(REPORT_HOST_EXTENSION);
+    const args = ['--check', 'from-laptop', '-n', 'laptop', '--kubeconfig', plain];
 
-    const result = await khrunRunFromLaptop([
-      '--check',
-      'from-laptop',
-      '-n',
-      'laptop',
-      '--kubeconfig',
-      plain,
-    ]);
-    expect(result.code).toBe(2);
-    const message = result.stderr.split('\n')[0];
+    const local = await khrunRunFromLaptop([...args, '--local']);
+    expect(local.code).toBe(2);
+    const message = local.stderr.split('\n')[0];
     expect(message).toMatch(
       /^khrun: KHRUN_REPORT_HOST: cannot tell at which address checker pods can reach this runner/,
     );
     expect(message).toContain('pass --report-host or set KHRUN_REPORT_HOST');
     expect(message).toContain('KH_EXTERNAL_REPORTING_URL');
+
+    // Without --local the run would be a runner Job from khrun's PodTemplate (docs/rerun.md): `khrun local
+    // up` installs no khrun, so it says what to install or which flag names where khrun is.
+    const inCluster = await khrunRunFromLaptop(args);
+    expect(inCluster.code, inCluster.stderr).toBe(2);
+    expect(inCluster.stderr).toMatch(
+      /khrun: the runner PodTemplate khrun\/khrun-runner does not exist.*khrun is not installed in namespace khrun/,
+    );
+    expect(inCluster.stderr).toContain('--runner-namespace');
+    expect(inCluster.stdout).toBe('');
     // Refused before anything ran: no new run of the check was claimed.
     expect(readLastOutcome(await readState(kc, 'laptop', 'from-laptop'))).toMatchObject({
       kind: 'Succeeded',

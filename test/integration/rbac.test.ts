@@ -136,6 +136,7 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['watch', 'pods', OTHER],
       ['delete', 'pods', OTHER],
       ['create', 'events', OTHER],
+      ['get', 'configmaps', OTHER, { name: 'khrun-notifications' }],
       ['get', 'healthchecks', OTHER, v3],
       ['list', 'healthchecks', OTHER, v3],
       ['watch', 'healthchecks', OTHER, v3],
@@ -153,6 +154,8 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['delete', 'khjobs', OTHER, kh],
       ['create', 'jobs', ns, { group: 'batch' }],
       ['get', 'secrets', ns],
+      ['get', 'configmaps', OTHER, { name: 'another-configmap' }],
+      ['list', 'configmaps', OTHER],
       ['update', 'pods', OTHER],
       ['create', 'pods', OTHER, { subresource: 'exec' }],
     ],
@@ -191,6 +194,8 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['get', 'healthchecks', OTHER, v3],
       ['update', 'healthchecks', OTHER, v3],
       ['update', 'healthchecks', OTHER, { ...v3, subresource: 'status' }],
+      // GET /api/logs: the log tail of a check's last run, its pod named from the state (no pod read).
+      ['get', 'pods', OTHER, { subresource: 'log' }],
     ],
     denied: [
       ['delete', 'healthchecks', OTHER, v3],

@@ -94,6 +94,7 @@ describe('one flag table', () => {
       run: ['json', 'yaml'],
       status: ['json', 'yaml', 'wide'],
       describe: null,
+      logs: null,
       tick: ['json', 'yaml'],
       sync: ['yaml', 'json'],
       serve: null,

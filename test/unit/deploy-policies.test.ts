@@ -54,6 +54,7 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
         'kuberhealthy.github.io healthchecks/status,healthchecks/finalizers: update',
         'core pods: create,delete,get,list,watch',
         'core events: create',
+        'core configmaps: get [khrun-notifications]',
       ],
     ],
     [
@@ -82,6 +83,29 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
         'kuberhealthy.github.io healthchecks: list,watch',
         'kuberhealthy.github.io healthchecks: get,update',
         'kuberhealthy.github.io healthchecks/status: update',
+        'core pods/log: get',
+      ],
+    ],
+    [
+      'ClusterRole',
+      'khrun-rerun',
+      [
+        'comcast.github.io khchecks,khjobs: get',
+        'comcast.github.io khstates: get,list,watch',
+        'kuberhealthy.github.io healthchecks: get,list,watch',
+        'core pods: list',
+        'core pods/log: get',
+      ],
+    ],
+    [
+      'Role',
+      'khrun-rerun',
+      [
+        'core podtemplates: get [khrun-runner]',
+        'batch jobs: create,list,watch',
+        'core pods: list,watch',
+        'core pods/log: get',
+        'core events: list,watch',
       ],
     ],
   ])('%s %s', (kind, name, rules) => {
