@@ -69,6 +69,9 @@ export const DEPLOY_RENDERS: ReadonlyArray<DeployRender> = [
     set: DEPLOY_MONITORING_SET,
     apiVersions: [MONITORING_API],
   })),
+  // Its own step, beside infra/deploy rather than in it: it must outlive `kubectl delete -k infra/deploy`
+  // (the chart keeps it across `helm uninstall`), kubernetes/kubernetes#130887.
+  { template: 'parameter-keeper.yaml', target: 'infra/parameter-keeper/keeper.yaml', set: [] },
 ];
 
 /** The CRDs: infra/crds is their home; the chart ships copies (Helm installs crds/ before templates). */

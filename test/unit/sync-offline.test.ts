@@ -81,9 +81,7 @@ describe('khrun sync --dry-run -f, offline', () => {
       ]);
       expect(cronJobs[0]?.spec?.schedule?.split(' ')).toHaveLength(5);
       // The notes are YAML comments: they say it is offline and that the runner is a placeholder.
-      expect(r.stdout).toMatch(
-        /^# note: the runner PodTemplate khrun\/khrun-runner is not in the files/m,
-      );
+      expect(r.stdout).toMatch(/^# note: the runner PodTemplate khrun\/khrun-runner is not in the files/m);
       expect(r.stdout).toMatch(/^# note: offline \(-f\): no cluster was read/m);
       const container = cronJobs[0]?.spec?.jobTemplate.spec?.template.spec?.containers[0];
       expect(container?.image).toBe('<image of PodTemplate khrun/khrun-runner>');
