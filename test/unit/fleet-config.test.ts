@@ -163,6 +163,35 @@ describe('the Lambdas over KHRUN_CLUSTERS', () => {
     expect(lambdaFleet({ flags: {}, env: aws }, 1)).toBeUndefined();
   });
 
+  it('the notification configuration reaches every cluster of the fleet (tick and runCheck)', () => {
+    const notify = {
+      KHRUN_NOTIFY_CONFIG: 'channels:\n  am: { type: alertmanager, url: "http://am:9093" }\n',
+    };
+    const env = { ...aws, KHRUN_CLUSTERS: 'a,b' };
+    const tick = lambdaTickOptions({ env: { ...env, ...notify } });
+    expect(tick.fleet?.members.map((m) => m.name)).toEqual(['a', 'b']);
+    expect([...(tick.notify?.channels.keys() ?? [])]).toEqual(['am']);
+    expect(lambdaTickOptions({ env }).notify).toBeUndefined();
+    // From the SSM parameter, as the tick Lambda reads it.
+    const fromParameter = lambdaTickOptions({
+      env: { ...env, KHRUN_NOTIFY_CONFIG_PARAMETER: '/khrun/notify' },
+      notifyParameter: { parameter: '/khrun/notify', text: notify.KHRUN_NOTIFY_CONFIG },
+    });
+    expect(fromParameter.fleet).toBeDefined();
+    expect([...(fromParameter.notify?.channels.keys() ?? [])]).toEqual(['am']);
+    const run = lambdaRunPlan({
+      event: { cluster: 'b', checks: [{ namespace: 'n', checkName: 'x' }] },
+      env: {
+        ...env,
+        ...notify,
+        KH_EXTERNAL_REPORTING_URL: 'https://r.lambda-url.eu-west-1.on.aws/externalCheckStatus',
+        KHRUN_ALLOW_UNSIGNED_REPORTS: 'true',
+      },
+    });
+    expect(run.options.member?.name).toBe('b');
+    expect(run.options.notify?.channels.has('am')).toBe(true);
+  });
+
   it('refuses a name that cannot travel in events and report URLs', () => {
     const e = configError(() => lambdaFleet({ flags: {}, env: { ...aws, KHRUN_CLUSTERS: 'a,user@b' } }, 1));
     expect(e.setting).toBe('KHRUN_CLUSTERS');

@@ -4,8 +4,10 @@ import { fleetStatusDocument, renderFleetTable } from '../../lib/commands/fleet-
 import { fleetTickDocument, fleetTickExit, fleetTickLines } from '../../lib/commands/fleet-tick.ts';
 import type { ClusterOutcome } from '../../lib/core/fan-out.ts';
 import type { TickEntry } from '../../lib/schedule/tick-entry.ts';
-import { newKhState } from '../../lib/state/khstate.ts';
+import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import { OutcomeKind } from '../../lib/state/outcome-kind.ts';
 import type { KhCheck, KhState } from '../../lib/state/resources.ts';
+import { addOutcome, emptyTotals, TOTALS_ANNOTATION } from '../../lib/state/totals.ts';
 import { CLUSTER_UP, mergeClusterMetrics, withClusterLabel } from '../../lib/status/fleet-metrics.ts';
 import { type ClusterSource, handleFleetStatusRequest } from '../../lib/status/fleet-routes.ts';
 import { renderMetrics } from '../../lib/status/metrics.ts';
@@ -134,6 +136,42 @@ describe('the fleet metrics: one exposition, a cluster label on every series', (
     const histogram = families.get('kuberhealthy_check_run_duration_seconds');
     expect(new Set(histogram?.samples.map((s) => s.labels.cluster))).toEqual(new Set(['eu', 'us']));
   });
+
+  it("labels the timeout and last-dispatch gauges too, so the alert rules' inputs stay apart per cluster", async () => {
+    // The same check in both clusters, each dispatched by its own cluster's tick at another time.
+    const dispatched = (atMs: number, timeoutMs: number) => {
+      const state = ran('checks', 'ping');
+      state.metadata.annotations = {
+        [TOTALS_ANNOTATION]: JSON.stringify(
+          addOutcome(emptyTotals(), {
+            kind: OutcomeKind.Succeeded,
+            durationMs: 1_000,
+            atMs: NOW - 60_000,
+            runIntervalMs: 300_000,
+            timeoutMs,
+          }),
+        ),
+        [ANNOTATION.dispatch]: JSON.stringify({ atMs, ref: 'khrun-run-ping-1', by: 'tick-1' }),
+      };
+      return state;
+    };
+    const render = (states: KhState[]) => renderMetrics(states, { currentMaster: 'me', nowMs: NOW });
+    const text = mergeClusterMetrics([
+      { cluster: 'eu', exposition: await render([dispatched(NOW - 65_000, 90_000)]) },
+      { cluster: 'us', exposition: await render([dispatched(NOW - 5_000, 30_000)]) },
+    ]);
+    const families = parsePromText(text);
+    const values = (name: string) =>
+      families.get(name)?.samples.map((s) => [s.labels.cluster, s.labels.check, s.value]);
+    expect(values('kuberhealthy_check_timeout_seconds')).toEqual([
+      ['eu', 'checks/ping', 90],
+      ['us', 'checks/ping', 30],
+    ]);
+    expect(values('kuberhealthy_check_last_dispatch_timestamp_seconds')).toEqual([
+      ['eu', 'checks/ping', (NOW - 65_000) / 1000],
+      ['us', 'checks/ping', (NOW - 5_000) / 1000],
+    ]);
+  });
 });
 
 describe('the fleet status routes', () => {
@@ -176,6 +214,21 @@ describe('the fleet status routes', () => {
       400,
     );
     expect(await get(clusters, '/nope')).toBeUndefined();
+  });
+
+  it("/api/logs is one cluster's: 501 naming the command that reads it, no cluster read", async () => {
+    let reads = 0;
+    const counted: ClusterSource = {
+      name: 'eu',
+      read: async () => {
+        reads++;
+        return { states: eu.states, healthChecks: [] };
+      },
+    };
+    const res = await get([counted], '/api/logs?namespace=checks&check=ping');
+    expect(res?.status).toBe(501);
+    expect(JSON.parse(res?.body ?? '').error).toMatch(/khrun logs CHECK -n NAMESPACE --context CLUSTER/);
+    expect(reads).toBe(0);
   });
 
   it('the page groups by cluster: its data names each cluster, the checks keyed apart', async () => {
