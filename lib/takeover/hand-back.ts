@@ -1,10 +1,16 @@
 import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { KhState } from '../state/resources.ts';
 import { handedBackState, liveRuns } from './adoption.ts';
-import { findKuberhealthy, installRef, type KuberhealthyInstall } from './installations.ts';
+import { installRef, type KuberhealthyInstall } from './installations.ts';
+import { locateInstall } from './locate.ts';
 import { readOwnerMarker } from './owner-marker.ts';
-import { selectInstall } from './select-install.ts';
-import { statesOf, type TakeoverDeps } from './take-over.ts';
+import type { TakeoverDeps } from './take-over.ts';
+
+/** A v3 install whose HealthChecks this khrun cannot reach has nothing khrun could hand back. */
+export const unreachable = (install: KuberhealthyInstall) => ({
+  kind: 'not-found' as const,
+  message: `${installRef(install)} is v3: HealthChecks unreachable`,
+});
 
 export type HandbackResult =
   | {
@@ -29,15 +35,14 @@ export async function handBack(
   deps: TakeoverDeps,
   opts: { to?: string; namespace?: string; replicas?: number; signal: AbortSignal },
 ): Promise<HandbackResult> {
-  const selected = selectInstall(findKuberhealthy(await deps.kube.listDeployments()), {
+  const located = await locateInstall(deps.kube, {
     named: opts.to,
     namespace: opts.namespace,
     want: 'taken-over',
   });
-  if (selected.kind !== 'found') return { kind: 'not-found', message: selected.message };
-  const install = selected.install;
-  const store = statesOf(deps.kube, install);
-  if (!store) return { kind: 'not-found', message: `${installRef(install)} is v3: HealthChecks unreachable` };
+  if (located.kind === 'not-found') return located;
+  if (located.kind === 'unreachable') return unreachable(located.install);
+  const { install, store } = located;
   const replicas = opts.replicas ?? install.takenOver?.replicas ?? 1;
   const handedBack: string[] = [];
   for (const listed of await store.listStates()) {

@@ -7,11 +7,12 @@ import {
   orphanedPods,
   statesInScope,
 } from './adoption.ts';
-import { findKuberhealthy, installRef, type KuberhealthyInstall } from './installations.ts';
+import { unreachable } from './hand-back.ts';
+import { installRef, type KuberhealthyInstall } from './installations.ts';
+import { locateInstall } from './locate.ts';
 import { readOwnerMarker } from './owner-marker.ts';
 import type { TakeoverKube } from './port.ts';
-import { selectInstall } from './select-install.ts';
-import { statesOf, type TakeoverDeps } from './take-over.ts';
+import type { TakeoverDeps } from './take-over.ts';
 
 /** What `khrun takeover` would do now, read and decided as takeover decides it, nothing written. */
 export type TakeoverPlan =
@@ -41,19 +42,18 @@ export async function planTakeOver(
   deps: Pick<TakeoverDeps, 'clock'> & { kube: TakeoverKube },
   opts: { from?: string; namespace?: string },
 ): Promise<TakeoverPlan> {
-  const selected = selectInstall(findKuberhealthy(await deps.kube.listDeployments()), {
+  const located = await locateInstall(deps.kube, {
     named: opts.from,
     namespace: opts.namespace,
     want: 'running',
   });
-  if (selected.kind !== 'found') return { kind: 'not-found', message: selected.message };
-  const install = selected.install;
-  const store = statesOf(deps.kube, install);
-  if (!store)
+  if (located.kind === 'not-found') return located;
+  if (located.kind === 'unreachable')
     return {
       kind: 'unsupported',
-      message: `${installRef(install)} is Kuberhealthy v3: this khrun cannot reach HealthChecks`,
+      message: `${installRef(located.install)} is Kuberhealthy v3: this khrun cannot reach HealthChecks`,
     };
+  const { install, store } = located;
   const states = await store.listStates();
   const checks = install.line === 'v3' ? states : await deps.kube.listChecks();
   const plan = {
@@ -94,15 +94,14 @@ export async function planHandBack(
   deps: Pick<TakeoverDeps, 'clock'> & { kube: TakeoverKube },
   opts: { to?: string; namespace?: string; replicas?: number },
 ): Promise<HandbackPlan> {
-  const selected = selectInstall(findKuberhealthy(await deps.kube.listDeployments()), {
+  const located = await locateInstall(deps.kube, {
     named: opts.to,
     namespace: opts.namespace,
     want: 'taken-over',
   });
-  if (selected.kind !== 'found') return { kind: 'not-found', message: selected.message };
-  const install = selected.install;
-  const store = statesOf(deps.kube, install);
-  if (!store) return { kind: 'not-found', message: `${installRef(install)} is v3: HealthChecks unreachable` };
+  if (located.kind === 'not-found') return located;
+  if (located.kind === 'unreachable') return unreachable(located.install);
+  const { install, store } = located;
   const nowMs = deps.clock.nowMs();
   const mine = (await store.listStates()).filter(
     (s) => readOwnerMarker(s)?.owner === 'khrun' && handedBackState(s, install, nowMs) !== undefined,

@@ -3,9 +3,9 @@ import type { Log } from '../core/log.ts';
 import { done, updateKhStateWithRetry, write } from '../kube/cas.ts';
 import type { KhState } from '../state/resources.ts';
 import { adoptedState, orphanedPods, statesInScope } from './adoption.ts';
-import { findKuberhealthy, installRef, type KuberhealthyInstall } from './installations.ts';
-import type { TakeoverKube, TakeoverStates } from './port.ts';
-import { selectInstall } from './select-install.ts';
+import { installRef, type KuberhealthyInstall } from './installations.ts';
+import { locateInstall } from './locate.ts';
+import type { TakeoverKube } from './port.ts';
 
 export interface TakeoverDeps {
   kube: TakeoverKube;
@@ -29,10 +29,6 @@ export type TakeoverResult =
 
 const ref = (s: KhState) => `${s.metadata.namespace}/${s.metadata.name}`;
 
-/** Where an install's checks keep their state: v2's khstates, v3's HealthChecks (undefined: unreachable). */
-export const statesOf = (kube: TakeoverKube, install: KuberhealthyInstall): TakeoverStates | undefined =>
-  install.line === 'v3' ? kube.healthChecks : kube;
-
 /**
  * `khrun takeover`: Kuberhealthy scaled to zero, its pods gone (watched), then its khstates (v2) or
  * HealthChecks (v3) adopted with their results, and the checker pods of runs it had in flight removed. The order is the guarantee: no
@@ -44,20 +40,19 @@ export async function takeOver(
   deps: TakeoverDeps,
   opts: { from?: string; namespace?: string; podsGoneTimeoutMs: number; signal: AbortSignal },
 ): Promise<TakeoverResult> {
-  const selected = selectInstall(findKuberhealthy(await deps.kube.listDeployments()), {
+  const located = await locateInstall(deps.kube, {
     named: opts.from,
     namespace: opts.namespace,
     want: 'running',
   });
-  if (selected.kind !== 'found') return { kind: 'not-found', message: selected.message };
-  const install = selected.install;
-  const store = statesOf(deps.kube, install);
-  if (!store) {
+  if (located.kind === 'not-found') return located;
+  if (located.kind === 'unreachable') {
     return {
       kind: 'unsupported',
-      message: `${installRef(install)} is Kuberhealthy v3: this khrun cannot reach HealthChecks; it was left running`,
+      message: `${installRef(located.install)} is Kuberhealthy v3: this khrun cannot reach HealthChecks; it was left running`,
     };
   }
+  const { install, store } = located;
   const replicas = install.takenOver?.replicas ?? install.replicas;
   if (install.replicas > 0 || !install.takenOver) {
     await deps.kube.scale(install, 0, { replicas, atMs: deps.clock.nowMs() });
