@@ -1,5 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { Context } from 'aws-lambda';
+import { type FleetClients, lambdaFleetClients } from '../lib/aws/fleet-clients.ts';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { notifyConfigFromParameter } from '../lib/aws/notify-parameter.ts';
 import { reportKeyFromParameter } from '../lib/aws/report-key-parameter.ts';
@@ -9,6 +11,7 @@ import { lambdaRunPlan } from '../lib/config/batch-options.ts';
 import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { type KubeClient, runnerClient } from '../lib/kube/kube-client.ts';
+import { RUNNER_REQUESTS_IN_FLIGHT } from '../lib/kube/request-limit.ts';
 import { runSettings } from '../lib/session/session.ts';
 
 // runCheck: one iteration of one khcheck, HealthCheck or khjob per invocation (from the tick, a schedule
@@ -20,9 +23,12 @@ import { runSettings } from '../lib/session/session.ts';
 // "namespace": "...", "checkName": "..."}, ...]} (the tick's, at most 200 khchecks) runs each check as a full
 // iteration of its own in this one invocation and returns {"checks": [one entry per check]}. Reporting URLs
 // are signed with the report key: the SSM parameter KHRUN_REPORT_KEY_PARAMETER names, or KHRUN_REPORT_KEY.
+// With KHRUN_CLUSTERS, an event's "cluster" (the tick's, over several clusters) picks one of them, and the
+// reporting URL names it for the report function (lib/report/cluster-path.ts).
 
-// The warm runtime's one runner client object: its bound and clock outlive an invocation, as the kubeconfig does.
-let runtime: { logger: Logger; client: KubeClient } | undefined;
+// The warm runtime's one runner client object: its bound and clock outlive an invocation, as the kubeconfig does
+// (with KHRUN_CLUSTERS, one per cluster an event named).
+let runtime: { logger: Logger; client?: KubeClient; fleet?: FleetClients } | undefined;
 // The key's parameter, cached while warm (PARAMETER_MAX_AGE_SECONDS), so a rotation is picked up.
 const readParameter = ssmParameterReader();
 
@@ -33,12 +39,22 @@ export async function handler(event: unknown, context: Context) {
   const notifyParameter = await notifyConfigFromParameter(process.env, readParameter);
   const plan = lambdaRunPlan({ event, env: process.env, keyParameter, notifyParameter });
   const options = plan.options;
-  if (!runtime) {
-    const logger = createLogger({ service: 'khrun-run-check', level: options.logLevel });
-    runtime = { logger, client: runnerClient(lambdaKubeConfig(options.cluster), logPort(logger)) };
+  runtime ??= { logger: createLogger({ service: 'khrun-run-check', level: options.logLevel }) };
+  const { logger } = runtime;
+  // The event's cluster (one of KHRUN_CLUSTERS) has a client object of its own; else the function's one.
+  let client: KubeClient;
+  if (options.member) {
+    runtime.fleet ??= lambdaFleetClients(defaultProvider(), {
+      maxInFlight: RUNNER_REQUESTS_IN_FLIGHT,
+      log: logPort(logger),
+    });
+    client = await runtime.fleet.get(options.member);
+  } else {
+    runtime.client ??= runnerClient(lambdaKubeConfig(options.cluster), logPort(logger));
+    client = runtime.client;
   }
-  const { logger, client } = runtime;
   logger.addContext(context);
+  if (options.member) logger.appendKeys({ cluster: options.member.name });
   logger.refreshSampleRateCalculation();
   const budgetMs = context.getRemainingTimeInMillis() - options.budgetMarginMs;
   const shared = {
@@ -51,11 +67,11 @@ export async function handler(event: unknown, context: Context) {
     ...runSettings(options),
     takeOver: takeOverSetting({ flags: {}, env: process.env }),
   };
-  // Each check's log lines name it (lib/batch/run-batch.ts); the batch's own lines name its size.
-  if (plan.kind === 'batch') return runBatchFromEvent({ ...shared, checks: plan.options.checks });
-  const { target } = plan.options;
-  logger.appendKeys({ check: target.name, namespace: target.namespace, kind: target.kind });
   try {
+    // Each check's log lines name it (lib/batch/run-batch.ts); the batch's own lines name its size.
+    if (plan.kind === 'batch') return await runBatchFromEvent({ ...shared, checks: plan.options.checks });
+    const { target } = plan.options;
+    logger.appendKeys({ check: target.name, namespace: target.namespace, kind: target.kind });
     // A failed check is data: returned, not thrown. Only runner failures throw (no retries are configured).
     return await runFromEvent(target, shared);
   } finally {

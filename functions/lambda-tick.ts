@@ -1,6 +1,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import { type FleetClients, lambdaFleetClients } from '../lib/aws/fleet-clients.ts';
+import { lambdaFleetTick } from '../lib/aws/lambda-fleet-tick.ts';
 import { lambdaDispatcher } from '../lib/aws/lambda-invoke.ts';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
 import { notifyConfigFromParameter } from '../lib/aws/notify-parameter.ts';
@@ -14,10 +16,15 @@ import { fetchSender } from '../lib/notify/http.ts';
 import { runTick } from '../lib/tick/tick.ts';
 import { tickKube } from '../lib/tick/tick-kube.ts';
 
-// tick: on a schedule (every minute), one asynchronous runCheck invocation per batch of due checks.
+// tick: on a schedule (every minute), one asynchronous runCheck invocation per batch of due checks. With
+// KHRUN_CLUSTERS, every one of those clusters (EKS names, or contexts of KUBECONFIG) side by side, each
+// event naming its cluster (docs/multi-cluster.md).
 
 // The warm runtime's one client object (unbounded: the tick bounds its claims itself, lib/schedule).
 let runtime: { logger: Logger; client: KubeClient } | undefined;
+// With KHRUN_CLUSTERS: one client object per cluster, made on first use, kept while warm.
+let fleet: { logger: Logger; clients: FleetClients } | undefined;
+const credentials = defaultProvider();
 // The notification configuration's parameter, cached while warm (as runCheck's report key).
 const readParameter = ssmParameterReader();
 
@@ -25,6 +32,37 @@ export async function handler(_event: ScheduledEvent | undefined, context: Conte
   // Options as `khrun tick --mode lambda` builds them; a ConfigError fails the invocation with its message.
   const notifyParameter = await notifyConfigFromParameter(process.env, readParameter);
   const options = lambdaTickOptions({ env: process.env, notifyParameter });
+  const notify = options.notify ? { notify: { config: options.notify, http: fetchSender } } : {};
+  const config = {
+    scope: options.scope,
+    identity: `lambda-${context.awsRequestId}`,
+    timings: options.timings,
+    takeOver: takeOverSetting({ flags: {}, env: process.env }),
+    batchSize: options.batchSize,
+    concurrency: options.concurrency,
+  };
+  if (options.fleet) {
+    if (!fleet) {
+      const logger = createLogger({ service: 'khrun-tick', level: options.logLevel });
+      fleet = { logger, clients: lambdaFleetClients(credentials, { log: logPort(logger) }) };
+    }
+    fleet.logger.addContext(context);
+    try {
+      return await lambdaFleetTick({
+        fleet: options.fleet,
+        clients: fleet.clients,
+        dispatch: options.dispatch,
+        credentials,
+        config,
+        log: logPort(fleet.logger),
+        ids: randomIds,
+        ...notify,
+        remainingMs: () => context.getRemainingTimeInMillis(),
+      });
+    } finally {
+      fleet.logger.resetKeys();
+    }
+  }
   if (!runtime) {
     const logger = createLogger({ service: 'khrun-tick', level: options.logLevel });
     runtime = { logger, client: kubeClient(lambdaKubeConfig(options.cluster), { log: logPort(logger) }) };
@@ -36,21 +74,14 @@ export async function handler(_event: ScheduledEvent | undefined, context: Conte
     const entries = await runTick(
       {
         kube: tickKube(client),
-        dispatcher: lambdaDispatcher({ functionName, region, endpoint, credentials: defaultProvider() }),
+        dispatcher: lambdaDispatcher({ functionName, region, endpoint, credentials }),
         // Due times are judged by the API server's time; the clock lives as long as the cached client.
         clock: client.clock,
         log: logPort(logger),
         ids: randomIds,
-        ...(options.notify ? { notify: { config: options.notify, http: fetchSender } } : {}),
+        ...notify,
       },
-      {
-        scope: options.scope,
-        identity: `lambda-${context.awsRequestId}`,
-        timings: options.timings,
-        takeOver: takeOverSetting({ flags: {}, env: process.env }),
-        batchSize: options.batchSize,
-        concurrency: options.concurrency,
-      },
+      config,
     );
     const failed = entries.filter((e) => e.result === 'failed');
     if (failed.length) throw new Error(`dispatch failed for ${failed.map((e) => e.check).join(', ')}`);

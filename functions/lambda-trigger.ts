@@ -30,11 +30,17 @@ export async function handler(
     const { functionName, region, endpoint } = options.dispatch;
     return await triggerFromUrlEvent(event, {
       scope: options.scope,
+      // With KHRUN_CLUSTERS each request names one of them (`cluster=`), and the runCheck event carries it.
+      clusters: options.clusters,
       log: logPort(logger),
       dispatch: (target) =>
         invokeAsync(
           { functionName, region, endpoint, credentials },
-          { checkName: target.checkName, namespace: target.namespace },
+          {
+            checkName: target.checkName,
+            namespace: target.namespace,
+            ...(target.cluster === undefined ? {} : { cluster: target.cluster }),
+          },
         ),
     });
   } finally {

@@ -129,6 +129,32 @@ export const OLD_NAMESPACES: FlagTable = {
   namespaces: { type: 'string', value: 'NS[,NS]', help: 'old spelling', deprecated: { use: 'namespace' } },
 };
 
+/**
+ * The flags of the commands that work over several clusters at once (tick, status, serve): --context takes
+ * a list there, --all-contexts every context of the kubeconfig, each cluster its own deadline.
+ */
+export const FLEET_FLAGS: FlagTable = {
+  context: {
+    ...COMMON_FLAGS.context,
+    value: 'NAME[,NAME]',
+    help: 'the kubeconfig context to use (else its current one); several, comma-separated: each a cluster of its own',
+  },
+  'all-contexts': {
+    type: 'boolean',
+    help: 'every context of the kubeconfig, each a cluster of its own (docs/multi-cluster.md)',
+  },
+  'cluster-timeout': {
+    type: 'string',
+    value: 'DURATION',
+    help: 'with several clusters: the time each cluster gets (else KHRUN_CLUSTER_TIMEOUT)',
+  },
+  'cluster-concurrency': {
+    type: 'string',
+    value: 'N',
+    help: 'with several clusters: how many are worked on at once (else KHRUN_CLUSTER_CONCURRENCY, else 8)',
+  },
+};
+
 /** How a flag is written in messages: `-n/--namespace`, `--kubeconfig`. */
 export function flagName(name: string, spec: Pick<FlagSpec, 'short'> | undefined): string {
   return spec?.short ? `-${spec.short}/--${name}` : `--${name}`;

@@ -1,15 +1,17 @@
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { lambdaDispatcher } from '../../lib/aws/lambda-invoke.ts';
+import { fleetTickCommand } from '../../lib/commands/fleet-tick.ts';
 import { tickCommand } from '../../lib/commands/tick.ts';
 import { takeOverSetting } from '../../lib/config/takeover-options.ts';
 import { tickOptions } from '../../lib/config/tick-options.ts';
 import { randomIds } from '../../lib/core/ids.ts';
 import { logPort } from '../../lib/core/log.ts';
-import { kubeClient } from '../../lib/kube/kube-client.ts';
+import { type KubeClient, kubeClient, withSignal } from '../../lib/kube/kube-client.ts';
+import { fetchSender } from '../../lib/notify/http.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
 import { jobDispatcher, readRunnerTemplate, tickKube } from '../../lib/tick/tick-kube.ts';
-import { type CliCommand, loggerFor } from './context.ts';
-import { commonFlags, type FlagTable, OLD_NAMESPACES } from './flags.ts';
+import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
+import { commonFlags, FLEET_FLAGS, type FlagTable, OLD_NAMESPACES } from './flags.ts';
 
 export const scopeFlags = (what: string, output: { values: readonly string[]; help: string }) =>
   commonFlags({
@@ -43,7 +45,9 @@ export const tick: CliCommand = {
       'start plus runInterval has come), up to --batch-size khchecks per invocation (khjobs and ' +
       'HealthChecks one each): a Job made from the khrun-runner PodTemplate of the runner namespace ' +
       '(--mode job, the default), or an asynchronous invocation of --function (--mode lambda). It never ' +
-      'runs a check itself. Exit 1 when a dispatch failed.',
+      'runs a check itself. With --context A,B or --all-contexts it ticks each cluster side by side, each ' +
+      'within its own --cluster-timeout (default 45s), its due checks dispatched to runners in that cluster; ' +
+      'lines are prefixed [cluster] and -o json|yaml is keyed by cluster. Exit 1 when a dispatch or a cluster failed.',
     examples: [
       {
         what: 'dispatch the due checks of two namespaces as runner Jobs',
@@ -52,6 +56,10 @@ export const tick: CliCommand = {
       {
         what: 'the decisions as JSON, for a script',
         line: 'khrun tick -o json',
+      },
+      {
+        what: 'one tick over two clusters, each dispatching to runners in its own cluster',
+        line: 'khrun tick --context prod-eu,prod-us --runner-namespace khrun',
       },
       {
         what: 'dispatch as Lambda invocations instead of Jobs',
@@ -90,9 +98,12 @@ export const tick: CliCommand = {
         help: 'the most claims and dispatches in flight (else KHRUN_TICK_CONCURRENCY, else 32)',
       },
       ...runnerFlags('job-namespace'),
+      ...FLEET_FLAGS,
     },
     env: [
       'KUBECONFIG',
+      'KHRUN_CLUSTER_TIMEOUT',
+      'KHRUN_CLUSTER_CONCURRENCY',
       'KHRUN_NAMESPACES',
       'KHRUN_DISPATCH',
       'RUN_CHECK_FUNCTION',
@@ -112,17 +123,18 @@ export const tick: CliCommand = {
   },
   async run({ values }, ctx) {
     const options = tickOptions({ flags: values, env: ctx.env });
-    const { kc, dispatch } = options;
+    const { dispatch } = options;
     const log = logPort(loggerFor(ctx, options.logLevel));
-    // The tick's one client object: unbounded (the tick bounds its claims and dispatches itself).
-    const client = kubeClient(kc, { log });
-    const dispatcher =
+    const takeOver = takeOverSetting({ flags: {}, env: ctx.env });
+    // cluster: over several, a runCheck event names the cluster its checks live in (the function's KHRUN_CLUSTERS).
+    const dispatcherOn = async (client: KubeClient, cluster?: string) =>
       dispatch.kind === 'lambda'
         ? lambdaDispatcher({
             functionName: dispatch.functionName,
             region: dispatch.region,
             endpoint: dispatch.endpoint,
             credentials: defaultProvider(),
+            cluster,
           })
         : jobDispatcher({
             client,
@@ -130,15 +142,40 @@ export const tick: CliCommand = {
             template: await readRunnerTemplate(client, dispatch.template.namespace, dispatch.template.name),
             jobOptions: DEFAULT_RUN_JOB_OPTIONS,
           });
-    return tickCommand({
-      kube: tickKube(client),
-      dispatcher,
+    const config = {
       scope: options.scope,
       identity: options.identity,
       timings: options.timings,
-      takeOver: takeOverSetting({ flags: {}, env: ctx.env }),
+      takeOver,
       batchSize: options.batchSize,
       concurrency: options.concurrency,
+    };
+    if (options.fleet) {
+      // One client object per cluster, its requests cut at that cluster's deadline; runners in that cluster.
+      const byName = new Map(options.fleet.clusters.map((c) => [c.name, c.kc]));
+      return fleetTickCommand({
+        clusters: options.fleet.clusters.map((c) => c.name),
+        concurrency: options.fleet.settings.concurrency,
+        deadlineMs: options.fleet.settings.deadlineMs,
+        signal: signalOnTermination(),
+        async open(cluster, signal) {
+          const client = withSignal(kubeClient(byName.get(cluster)!, { log }), signal);
+          const dispatcher = await dispatcherOn(client, cluster);
+          // Each cluster's tick sweeps that cluster's notification outboxes, as one cluster's does.
+          const notify = options.notify ? { notify: { config: options.notify, http: fetchSender } } : {};
+          return { kube: tickKube(client), dispatcher, clock: client.clock, log, ids: randomIds, ...notify };
+        },
+        config,
+        output: options.output,
+        write: ctx.write,
+      });
+    }
+    // The tick's one client object: unbounded (the tick bounds its claims and dispatches itself).
+    const client = kubeClient(options.kc, { log });
+    return tickCommand({
+      kube: tickKube(client),
+      dispatcher: await dispatcherOn(client),
+      ...config,
       ids: randomIds,
       clock: client.clock,
       output: options.output,

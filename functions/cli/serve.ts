@@ -1,8 +1,10 @@
 import { serveCommand } from '../../lib/commands/serve.ts';
+import { serveFleetCommand } from '../../lib/commands/serve-fleet.ts';
+import { serveFleetOptions } from '../../lib/config/serve-fleet-options.ts';
 import { serveOptions } from '../../lib/config/serve-options.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
-import { commonFlags, OLD_NAMESPACES } from './flags.ts';
+import { commonFlags, FLEET_FLAGS, OLD_NAMESPACES } from './flags.ts';
 
 /** `khrun serve`: the report endpoint and status routes as a long-running server. */
 export const serve: CliCommand = {
@@ -13,11 +15,18 @@ export const serve: CliCommand = {
       'Serves the report endpoint (/externalCheckStatus) for checker pods, the status JSON and page at /, ' +
       '/status and /json, Prometheus metrics at /metrics, and /healthz and /readyz; with a trigger token ' +
       '(KHRUN_TRIGGER_TOKEN_FILE or KHRUN_TRIGGER_TOKEN), POST /api/run starts a run of a check. On SIGTERM ' +
-      '/readyz answers 503, requests and triggered runs in flight get the drain time, then it exits 0.',
+      '/readyz answers 503, requests and triggered runs in flight get the drain time, then it exits 0. With ' +
+      '--context A,B or --all-contexts it serves the status of every cluster (keyed and labelled by cluster, ' +
+      'one that cannot be read shown as such) and POST /api/run?cluster=C starts a runner Job in C; it then ' +
+      'takes no reports.',
     examples: [
       {
         what: 'the report endpoint, status page and metrics on port 8080',
         line: 'khrun serve --port 8080',
+      },
+      {
+        what: 'one status page and /metrics (a cluster label on each series) over two clusters',
+        line: 'khrun serve --context prod-eu,prod-us --port 8080',
       },
       {
         what: 'for one namespace, taking unsigned v2-style reports',
@@ -77,10 +86,24 @@ export const serve: CliCommand = {
         value: 'N',
         help: "cut the metrics' error label to N bytes (else KHRUN_ERROR_LABEL_MAX_BYTES; 0: no cut)",
       },
+      'runner-namespace': {
+        type: 'string',
+        value: 'NS',
+        help: 'with several clusters: where khrun is installed in each, for triggered runner Jobs (else KHRUN_NAMESPACE, else POD_NAMESPACE, else khrun)',
+        complete: 'namespace',
+      },
+      'pod-template': {
+        type: 'string',
+        value: 'NAME',
+        help: 'with several clusters: the runner PodTemplate of triggered runner Jobs (default khrun-runner)',
+      },
+      ...FLEET_FLAGS,
       ...OLD_NAMESPACES,
     },
     env: [
       'KUBECONFIG',
+      'KHRUN_CLUSTER_TIMEOUT',
+      'KHRUN_CLUSTER_CONCURRENCY',
       'KHRUN_NAMESPACES',
       'KHRUN_SERVE_HOST',
       'KHRUN_SERVE_PORT',
@@ -95,6 +118,8 @@ export const serve: CliCommand = {
       'KHRUN_REPORT_KEY',
       'KHRUN_REPORT_UNSIGNED',
       'KHRUN_ALLOW_UNSIGNED_REPORTS',
+      'KHRUN_NAMESPACE',
+      'POD_NAMESPACE',
       'POD_IP',
       'KHRUN_LEASE_SECONDS',
       'KHRUN_NOTIFY_CONFIG_FILE',
@@ -104,6 +129,15 @@ export const serve: CliCommand = {
     ],
   },
   async run({ values }, ctx) {
+    const fleet = serveFleetOptions({ flags: values, env: ctx.env });
+    if (fleet) {
+      return serveFleetCommand({
+        ...fleet,
+        log: logPort(loggerFor(ctx, fleet.logLevel)),
+        signal: signalOnTermination(),
+        write: ctx.write,
+      });
+    }
     const { logLevel, ...options } = serveOptions({ flags: values, env: ctx.env });
     return serveCommand({
       ...options,

@@ -1,10 +1,11 @@
 import { describeCommand } from '../../lib/commands/describe.ts';
+import { fleetStatusCommand } from '../../lib/commands/fleet-status.ts';
 import { statusCommand } from '../../lib/commands/status.ts';
 import { watchStatus } from '../../lib/commands/status-watch.ts';
 import { describeOptions, statusOptions } from '../../lib/config/status-options.ts';
-import { kubeClient } from '../../lib/kube/kube-client.ts';
+import { kubeClient, withSignal } from '../../lib/kube/kube-client.ts';
 import { type CliCommand, signalOnTermination } from './context.ts';
-import { commonFlags } from './flags.ts';
+import { commonFlags, FLEET_FLAGS } from './flags.ts';
 
 /** `khrun status`: the checks and their last results; with -w, their changes as they happen. */
 export const status: CliCommand = {
@@ -15,7 +16,10 @@ export const status: CliCommand = {
       'Prints every khcheck and its last result: CHECK NAMESPACE OK LAST RUN DURATION FAILURES ERROR, colored ' +
       'on a terminal and plain when piped. -o wide adds the outcome, node and a run in progress; -o json ' +
       "and -o yaml print Kuberhealthy v2's status document. With -w it then follows the khstates and prints " +
-      'a line per check whose result changed (-o json: one JSON object per change) until interrupted.',
+      'a line per check whose result changed (-o json: one JSON object per change) until interrupted. ' +
+      'With --context A,B or --all-contexts it reads each cluster side by side (each within --cluster-timeout, ' +
+      'default 15s): a CLUSTER column, -o json|yaml keyed by cluster, and a cluster that cannot be read shown ' +
+      'as unreachable with the reason (exit 1).',
     examples: [
       {
         what: 'every check in every namespace, with its last result',
@@ -28,6 +32,10 @@ export const status: CliCommand = {
       {
         what: "Kuberhealthy v2's status document, for a script",
         line: 'khrun status -o json',
+      },
+      {
+        what: 'several clusters in one table, a CLUSTER column first (one that cannot be read says why)',
+        line: 'khrun status --context prod-eu,prod-us',
       },
       {
         what: 'the table, then each change as it happens',
@@ -48,8 +56,9 @@ export const status: CliCommand = {
         short: 'w',
         help: 'after the table, print each change as it happens (Ctrl-C ends)',
       },
+      ...FLEET_FLAGS,
     },
-    env: ['KUBECONFIG', 'NO_COLOR', 'POD_NAME'],
+    env: ['KUBECONFIG', 'KHRUN_CLUSTER_TIMEOUT', 'KHRUN_CLUSTER_CONCURRENCY', 'NO_COLOR', 'POD_NAME'],
   },
   async run({ values }, ctx) {
     const { watch, ...options } = statusOptions({
@@ -57,6 +66,19 @@ export const status: CliCommand = {
       env: ctx.env,
       terminal: Boolean(process.stdout.isTTY),
     });
+    if (options.fleet) {
+      const byName = new Map(options.fleet.clusters.map((c) => [c.name, c.kc]));
+      return fleetStatusCommand({
+        ...options,
+        clusters: options.fleet.clusters.map((c) => c.name),
+        // A client object per cluster, its requests cut at that cluster's deadline.
+        clientFor: (cluster, signal) => withSignal(kubeClient(byName.get(cluster)!), signal),
+        concurrency: options.fleet.settings.concurrency,
+        deadlineMs: options.fleet.settings.deadlineMs,
+        nowMs: () => Date.now(),
+        write: ctx.write,
+      });
+    }
     const common = { ...options, client: kubeClient(options.kc), nowMs: () => Date.now(), write: ctx.write };
     // Only a watch waits for Ctrl-C; a plain status ends by itself.
     return watch

@@ -15,6 +15,12 @@ export interface LambdaInvokeOptions {
   fetch?: typeof fetch;
 }
 
+/** Where the tick's invocations run their checks: the function's own cluster, or one of its clusters. */
+export interface DispatchCluster {
+  /** The cluster the runCheck function is to run the check in (one of its KHRUN_CLUSTERS); none: its own. */
+  cluster?: string;
+}
+
 /**
  * Sends one asynchronous invocation (InvocationType Event) through Lambda's Invoke API, signed with SigV4:
  * Lambda queues it and answers 202, and the function's EventInvokeConfig (no retries) decides what happens
@@ -59,8 +65,13 @@ export async function invokeAsync(
 }
 
 /** The runCheck event for a check the tick dispatches: its kind said, so a khjob or HealthCheck is run as one. */
-export function runCheckEventFor(check: CheckRef): RunCheckEvent {
-  return { kind: check.kind ?? 'khcheck', checkName: check.name, namespace: check.namespace };
+export function runCheckEventFor(check: CheckRef, cluster?: string): RunCheckEvent {
+  return {
+    kind: check.kind ?? 'khcheck',
+    checkName: check.name,
+    namespace: check.namespace,
+    ...(cluster === undefined ? {} : { cluster }),
+  };
 }
 
 /**
@@ -68,32 +79,36 @@ export function runCheckEventFor(check: CheckRef): RunCheckEvent {
  * drives, `{"checks":[{"kind":"khcheck","namespace":"ns","checkName":"a"}, ...]}`.
  */
 export interface RunCheckBatchEvent {
+  /** The cluster the checks live in (a function serving several, KHRUN_CLUSTERS); absent: its own. */
+  cluster?: string;
   checks: Array<{ kind: 'khcheck'; namespace: string; checkName: string }>;
 }
 
-export function runCheckBatchEventFor(checks: readonly CheckRef[]): RunCheckBatchEvent {
+export function runCheckBatchEventFor(checks: readonly CheckRef[], cluster?: string): RunCheckBatchEvent {
   return {
+    ...(cluster === undefined ? {} : { cluster }),
     checks: checks.map((c) => ({ kind: 'khcheck' as const, namespace: c.namespace, checkName: c.name })),
   };
 }
 
 /**
  * AWS mode of the tick: each due khjob and HealthCheck, and each batch of due khchecks (one khcheck when
- * batches are off), becomes one asynchronous invocation of the runCheck function.
+ * batches are off), becomes one asynchronous invocation of the runCheck function; over several clusters,
+ * each event names the cluster its checks live in.
  */
-export function lambdaDispatcher(opts: LambdaInvokeOptions): Dispatcher {
+export function lambdaDispatcher(opts: LambdaInvokeOptions & DispatchCluster): Dispatcher {
   return {
     runsKhJobs: true,
     runsHealthChecks: true,
     refFor: (_check, nowMs) => `lambda:${opts.functionName}@${Math.floor(nowMs / 1000)}`,
     async dispatch(check) {
-      await invokeAsync(opts, runCheckEventFor(check));
+      await invokeAsync(opts, runCheckEventFor(check, opts.cluster));
     },
     batch: {
       // The invocation's request id is only known once sent: the ref names the tick's batch instead.
       refFor: (batchId, nowMs) => `lambda:${opts.functionName}@${Math.floor(nowMs / 1000)}#${batchId}`,
       async dispatch(checks) {
-        await invokeAsync(opts, runCheckBatchEventFor(checks));
+        await invokeAsync(opts, runCheckBatchEventFor(checks, opts.cluster));
       },
     },
   };

@@ -4,7 +4,6 @@ import type { LogLevel } from '../core/log.ts';
 import type { ReportHosting } from '../report/report-hosting.ts';
 import type { RunSettings } from '../session/session.ts';
 import { BATCH_ENV, batchFromEvent, batchFromJson, batchFromNames } from './batch-checks.ts';
-import type { ClusterAccess } from './cluster-access.ts';
 import { identity } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { cliKube } from './kubeconfig.ts';
@@ -12,12 +11,13 @@ import { checkNamespace, oneNamespaceSetting } from './namespaces.ts';
 import type { NotifyParameterText } from './notify-options.ts';
 import { reportHosting, reportSettings } from './report-address.ts';
 import type { ParameterKeyText } from './report-key-parameter.ts';
-import { batchEventChecks, eventFieldOf } from './run-check-event.ts';
+import { batchEventChecks, batchEventCluster, eventFieldOf } from './run-check-event.ts';
 import { type InClusterRunOptions, inClusterRunOptions, runMode } from './run-mode.ts';
 import {
   type LambdaRunCheckOptions,
   lambdaRunCheckOptions,
   lambdaRunnerSettings,
+  type RunCluster,
   type RunFlags,
   type RunOptions,
   runnerSettings,
@@ -123,13 +123,13 @@ function onePlan(input: ConfigInput<RunFlags>): RunPlan {
     : { kind: 'one', options: runOptions(input, kube) };
 }
 
-export interface LambdaBatchOptions extends RunSettings {
-  checks: BatchEntry[];
-  cluster: ClusterAccess;
-  report: LambdaRunCheckOptions['report'];
-  budgetMarginMs: number;
-  logLevel: LogLevel;
-}
+export type LambdaBatchOptions = RunSettings &
+  RunCluster & {
+    checks: BatchEntry[];
+    report: LambdaRunCheckOptions['report'];
+    budgetMarginMs: number;
+    logLevel: LogLevel;
+  };
 
 /** The runCheck Lambda runs one object, or a batch of khchecks. */
 export type LambdaRunPlan =
@@ -156,7 +156,7 @@ export function lambdaRunPlan(input: {
     options: {
       checks: list,
       ...runnerSettings(config, input.notifyParameter),
-      ...lambdaRunnerSettings(config, input.keyParameter),
+      ...lambdaRunnerSettings(config, input.keyParameter, batchEventCluster(input.event)),
     },
   };
 }

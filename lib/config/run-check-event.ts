@@ -14,23 +14,28 @@ export interface RunCheckEvent {
   kind?: RunKind;
   checkName: string;
   namespace: string;
+  /** The cluster to run it in, one of the function's KHRUN_CLUSTERS; absent: the function's own cluster. */
+  cluster?: string;
 }
 
 /** The event's fields as `khrun run`'s flags: kind picks --check, --job or --healthcheck for checkName. */
 export type RunEventFlags = {
+  /** The event's cluster (lambda-fleet.ts checks it against KHRUN_CLUSTERS). */
+  cluster?: string;
   check?: string;
   job?: string;
   healthcheck?: string;
   namespace?: string;
 };
 
-const FIELDS = ['kind', 'checkName', 'namespace'] as const;
+const FIELDS = ['kind', 'checkName', 'namespace', 'cluster'] as const;
 const FLAG_OF_KIND = { khcheck: 'check', khjob: 'job', healthcheck: 'healthcheck' } as const;
 const EXAMPLE = '{"kind": "healthcheck", "checkName": "NAME", "namespace": "NS"}';
 
 /** The event field a flag came from, so a bad value's message names the field the invoker wrote. */
 export function eventFieldOf(flag: string): string | undefined {
   if (flag === 'namespace') return '"namespace" in the event';
+  if (flag === 'cluster') return '"cluster" in the event';
   return flag in { check: 1, job: 1, healthcheck: 1 } ? '"checkName" in the event' : undefined;
 }
 
@@ -70,6 +75,7 @@ export function runEventFlags(event: unknown): RunEventFlags {
     refuse('checkName', name ?? null, `is required with "kind": the ${kind}'s name`);
   const flags: RunEventFlags = {};
   if (name != null) flags[FLAG_OF_KIND[kind as RunKind]] = name;
+  if (fields.cluster != null) flags.cluster = fields.cluster as string;
   if (fields.namespace != null) flags.namespace = fields.namespace as string;
   return flags;
 }
@@ -82,12 +88,20 @@ export function runEventFlags(event: unknown): RunEventFlags {
 export function batchEventChecks(event: unknown): unknown {
   if (typeof event !== 'object' || event === null || Array.isArray(event) || !('checks' in event))
     return undefined;
-  const other = Object.keys(event).find((k) => k !== 'checks');
+  const other = Object.keys(event).find((k) => k !== 'checks' && k !== 'cluster');
   if (other !== undefined)
     refuse(
       other,
       (event as Record<string, unknown>)[other],
-      'does not go with "checks": a batch event holds the list only',
+      'does not go with "checks": a batch event holds the list (and its cluster) only',
     );
   return (event as { checks: unknown }).checks;
+}
+
+/** A batch event's cluster (`{"cluster": "prod", "checks": [...]}`), a string when given. Pure. */
+export function batchEventCluster(event: unknown): string | undefined {
+  const cluster = (event as { cluster?: unknown }).cluster;
+  if (cluster === undefined || cluster === null) return undefined;
+  if (typeof cluster !== 'string') refuse('cluster', cluster, 'must be a string');
+  return cluster;
 }

@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogLevel } from '../core/log.ts';
 import type { KindName, RunTarget } from '../core/run-target.ts';
+import { clusterReportUrl } from '../report/cluster-path.ts';
 import type { ReportHosting } from '../report/report-hosting.ts';
 import type { ReportKey } from '../report/report-token.ts';
 import { ITERATION_DEFAULTS } from '../run/iteration.ts';
@@ -11,6 +12,7 @@ import { ConfigError } from './config-error.ts';
 import { healthCheckName } from './healthcheck-name.ts';
 import { khjobName } from './job-name.ts';
 import { type CliKube, cliKube, type KubeconfigFlags } from './kubeconfig.ts';
+import { type FleetMember, memberNamed } from './lambda-fleet.ts';
 import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } from './namespaces.ts';
 import { type NotifyParameterText, notifyConfig } from './notify-options.ts';
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
@@ -132,8 +134,17 @@ export function settingsBeforeKube(input: ConfigInput<RunFlags>) {
   };
 }
 
-export interface LambdaRunCheckOptions extends IterationSettings {
-  cluster: ClusterAccess;
+/**
+ * Where a runCheck invocation runs: the function's one cluster, or the cluster of its KHRUN_CLUSTERS the
+ * event names (then the reporting URL names that cluster too, report/cluster-path.ts).
+ */
+export type RunCluster =
+  | { cluster: ClusterAccess; member?: undefined }
+  | { cluster?: undefined; member: FleetMember };
+
+export type LambdaRunCheckOptions = LambdaRunCheckFields & RunCluster;
+
+interface LambdaRunCheckFields extends IterationSettings {
   /** The object to run: the event's kind (else KHJOB_NAME or HEALTHCHECK_NAME, else a khcheck) and names. */
   target: RunTarget;
   /**
@@ -168,7 +179,7 @@ export function lambdaRunCheckOptions(input: {
   return {
     ...settings,
     target: { ...object, namespace },
-    ...lambdaRunnerSettings(config, input.keyParameter),
+    ...lambdaRunnerSettings(config, input.keyParameter, config.flags.cluster),
   };
 }
 
@@ -176,7 +187,11 @@ export function lambdaRunCheckOptions(input: {
  * What a runCheck invocation needs whatever it runs, one object or a batch (lib/config/batch-options.ts).
  * keyParameter: the text of KHRUN_REPORT_KEY_PARAMETER's parameter, as the handler read it.
  */
-export function lambdaRunnerSettings(config: ConfigInput, keyParameter?: ParameterKeyText) {
+export function lambdaRunnerSettings(
+  config: ConfigInput,
+  keyParameter?: ParameterKeyText,
+  eventCluster?: string,
+): Pick<LambdaRunCheckFields, 'report' | 'budgetMarginMs'> & RunCluster {
   const url = externalReportingUrl(config);
   const key = reportKey(config, keyParameter);
   if (!url) {
@@ -186,12 +201,18 @@ export function lambdaRunnerSettings(config: ConfigInput, keyParameter?: Paramet
       remedy: "set it to the report function's URL followed by externalCheckStatus (serverless.yml does)",
     });
   }
+  const budgetMarginMs = secondsMs(setting(config, { env: ['KHRUN_BUDGET_MARGIN_SECONDS'] }), {
+    defaultSeconds: 30,
+    allowZero: true,
+  });
+  const signed = key ? { key } : {};
+  if (eventCluster === undefined)
+    return { report: { kind: 'external', url, ...signed }, budgetMarginMs, cluster: clusterAccess(config) };
+  const member = memberNamed(config, eventCluster, '"cluster" in the event');
+  // The report function finds the cluster of each report by the URL its pod was given.
   return {
-    report: { kind: 'external', url, ...(key ? { key } : {}) } as LambdaRunCheckOptions['report'],
-    budgetMarginMs: secondsMs(setting(config, { env: ['KHRUN_BUDGET_MARGIN_SECONDS'] }), {
-      defaultSeconds: 30,
-      allowZero: true,
-    }),
-    cluster: clusterAccess(config),
+    report: { kind: 'external', url: clusterReportUrl(url, member.name), ...signed },
+    budgetMarginMs,
+    member,
   };
 }

@@ -6,10 +6,10 @@ import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import type { ReportKey } from '../report/report-token.ts';
 import type { RunSettings } from '../session/session.ts';
 import type { MetricsOptions } from '../status/error-label.ts';
-import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
+import { fleetNames, type LambdaClusters, lambdaClusters } from './lambda-fleet.ts';
 import { metricsOptions } from './metrics-options.ts';
 import { namespacesScope } from './namespaces.ts';
 import {
@@ -24,6 +24,9 @@ import type { ParameterKeyText } from './report-key-parameter.ts';
 import { runnerSettings } from './run-options.ts';
 import { type ConfigInput, type Env, type Flags, flagSet, NO_FLAGS, setting } from './setting.ts';
 import { bool, httpUrl, integer, port, required, secondsMs } from './values.ts';
+
+/** Not a fan-out's: one report is one cluster's. */
+const REPORT_DEADLINE_MS = 15_000;
 
 /** -n A,B (or the old --namespaces), -A, else KHRUN_NAMESPACES, else all; a Lambda has only the variable. */
 const scopeOf = (input: ConfigInput<Flags>): NamespaceScope => namespacesScope(input, ['KHRUN_NAMESPACES']);
@@ -96,7 +99,7 @@ const TOKEN_REMEDY = `use a random one of at least ${MIN_TRIGGER_TOKEN_CHARS} ch
 const UNSPECIFIED_HOSTS = new Set(['0.0.0.0', '::', '[::]', '']);
 
 /** The configured trigger token, read and checked; undefined when none is configured (the trigger is off). */
-function triggerToken(input: ConfigInput<Flags>): string | undefined {
+export function triggerToken(input: ConfigInput<Flags>): string | undefined {
   const file = setting(input, { env: ['KHRUN_TRIGGER_TOKEN_FILE'] });
   const inline = setting(input, { env: ['KHRUN_TRIGGER_TOKEN'] });
   if (file.text !== undefined && inline.text !== undefined) {
@@ -248,8 +251,9 @@ export function serveOptions(input: ConfigInput<ServeFlags>): ServeOptions {
   return { ...options, kc };
 }
 
-export interface LambdaReportOptions {
-  cluster: ClusterAccess;
+export type LambdaReportOptions = LambdaReportFields & LambdaClusters;
+
+interface LambdaReportFields {
   scope: NamespaceScope;
   /**
    * The key the runCheck function signs reporting URLs with: from the SSM parameter KHRUN_REPORT_KEY_PARAMETER
@@ -278,7 +282,8 @@ export function lambdaReportOptions(input: {
     reportKey: key,
     unsigned: nattedUnsignedPolicy(config, key),
     logLevel: logLevel(config),
-    cluster: clusterAccess(config),
+    // A report is one request to one cluster: the fan-out's bounds do not apply.
+    ...lambdaClusters(config, REPORT_DEADLINE_MS),
   };
   requireKeyOrOptIn(config, key, { hasFlag: false, parameter: true });
   return options;
@@ -295,6 +300,8 @@ export interface TriggerDispatch {
 export interface LambdaTriggerOptions {
   /** The namespaces whose checks may be triggered: KHRUN_NAMESPACES (empty: all). */
   scope: NamespaceScope;
+  /** KHRUN_CLUSTERS: each request names one of them (`cluster=`), and so does its runCheck event. */
+  clusters: string[] | undefined;
   dispatch: TriggerDispatch;
   logLevel: LogLevel;
 }
@@ -307,6 +314,7 @@ export function lambdaTriggerOptions(input: { env: Env }): LambdaTriggerOptions 
   const config: ConfigInput<Flags> = { flags: {}, env: input.env, flagLabel: NO_FLAGS };
   return {
     scope: scopeOf(config),
+    clusters: fleetNames(config),
     dispatch: {
       functionName: required(
         setting(config, { env: ['RUN_CHECK_FUNCTION'] }),

@@ -2,10 +2,18 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { MetricsOptions } from '../status/error-label.ts';
-import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
+import {
+  asksForFleet,
+  cliFleet,
+  type FleetCluster,
+  type FleetFlags,
+  type FleetSettings,
+  fleetSettings,
+} from './clusters.ts';
 import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
+import { type LambdaClusters, lambdaClusters } from './lambda-fleet.ts';
 import { metricsOptions } from './metrics-options.ts';
 import {
   checkNamespace,
@@ -22,15 +30,26 @@ function colorOn(input: ConfigInput<Flags>, terminal: boolean): boolean {
   return terminal && setting(input, { env: ['NO_COLOR'] }).text === undefined;
 }
 
-export interface StatusFlags extends KubeconfigFlags {
+export interface StatusFlags extends FleetFlags {
   namespace?: string;
   'all-namespaces'?: boolean;
   output?: string;
   watch?: boolean;
 }
 
-export interface StatusOptions {
-  kc: KubeConfig;
+/** Each cluster's deadline in a fleet status, unless set: a status board answers within seconds. */
+export const FLEET_STATUS_DEADLINE_MS = 15_000;
+
+/** Several clusters (`--context A,B`, `--all-contexts`), each read on its own, side by side. */
+export interface StatusFleet {
+  clusters: FleetCluster[];
+  settings: FleetSettings;
+}
+
+export type StatusOptions = StatusCommon &
+  ({ kc: KubeConfig; fleet?: undefined } | { kc?: undefined; fleet: StatusFleet });
+
+interface StatusCommon {
   /** Only these namespaces; empty: all. */
   namespaces: string[];
   output: 'table' | 'wide' | 'json' | 'yaml';
@@ -47,14 +66,23 @@ export interface StatusOptions {
 export function statusOptions(input: ConfigInput<StatusFlags> & { terminal: boolean }): StatusOptions {
   const scope = namespacesScope(input);
   const output = oneOf(setting(input, { flags: ['output'] }), ['table', 'wide', 'json', 'yaml'], 'table');
-  return {
-    kc: cliKube(input).kc,
+  const common: StatusCommon = {
     namespaces: scope === 'all' ? [] : scope.namespaces,
     output,
     watch: flagSet(input, 'watch'),
     color: colorOn(input, input.terminal),
     currentMaster: identity(input, 'khrun'),
   };
+  if (common.watch && asksForFleet(input)) {
+    throw new ConfigError({
+      setting: '--watch',
+      problem: 'follows one cluster',
+      remedy: 'give one --context to follow it, or leave out -w for the table of every cluster',
+    });
+  }
+  const clusters = cliFleet(input);
+  if (!clusters) return { ...common, kc: cliKube(input).kc };
+  return { ...common, fleet: { clusters, settings: fleetSettings(input, FLEET_STATUS_DEADLINE_MS) } };
 }
 
 export interface DescribeFlags extends KubeconfigFlags {
@@ -94,12 +122,11 @@ export function describeOptions(
   };
 }
 
-export interface LambdaStatusOptions {
-  cluster: ClusterAccess;
+export type LambdaStatusOptions = LambdaClusters & {
   scope: NamespaceScope;
   metrics: MetricsOptions;
   logLevel: LogLevel;
-}
+};
 
 /** The status Lambda: v2's status JSON, the page and the metrics behind a function URL. */
 export function lambdaStatusOptions(input: { env: Env }): LambdaStatusOptions {
@@ -108,6 +135,7 @@ export function lambdaStatusOptions(input: { env: Env }): LambdaStatusOptions {
     scope: namespaceScope(setting(config, { env: ['KHRUN_NAMESPACES'] })),
     metrics: metricsOptions(config),
     logLevel: logLevel(config),
-    cluster: clusterAccess(config),
+    // With KHRUN_CLUSTERS: each request reads every cluster, each within KHRUN_CLUSTER_TIMEOUT.
+    ...lambdaClusters(config, FLEET_STATUS_DEADLINE_MS),
   };
 }

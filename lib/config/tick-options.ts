@@ -6,8 +6,16 @@ import type { NotifyConfig } from '../notify/config.ts';
 import { DEFAULT_BATCH_SIZE, DEFAULT_TICK_CONCURRENCY } from '../schedule/dispatch-due.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from '../schedule/due.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
+import {
+  cliFleet,
+  type FleetCluster,
+  type FleetFlags,
+  type FleetSettings,
+  fleetSettings,
+} from './clusters.ts';
 import { identity, logLevel } from './common.ts';
-import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
+import { cliKube } from './kubeconfig.ts';
+import { type LambdaFleet, lambdaFleet } from './lambda-fleet.ts';
 import { namespacesScope } from './namespaces.ts';
 import { type NotifyParameterText, notifyConfig } from './notify-options.ts';
 import { type RunnerTemplateRef, runnerTemplate } from './runner-template.ts';
@@ -89,7 +97,7 @@ function lambdaTarget(input: ConfigInput<Flags>): LambdaTarget {
   };
 }
 
-export interface TickFlags extends KubeconfigFlags {
+export interface TickFlags extends FleetFlags {
   namespace?: string;
   'all-namespaces'?: boolean;
   /** The old spelling of --namespace. */
@@ -106,12 +114,27 @@ export interface TickFlags extends KubeconfigFlags {
   output?: string;
 }
 
-export interface TickOptions extends TickSettings {
-  kc: KubeConfig;
+/** A tick over several clusters (`--context A,B`, `--all-contexts`): each its own tick, side by side. */
+export interface TickFleet {
+  clusters: FleetCluster[];
+  settings: FleetSettings;
+}
+
+interface TickCommon extends TickSettings {
   dispatch: DispatchTarget;
   identity: string;
   output: 'text' | 'json' | 'yaml';
 }
+
+/** One cluster (kc), as ever; or a fleet, each cluster's checks dispatched to runners in that cluster. */
+export type TickOptions = TickCommon &
+  ({ kc: KubeConfig; fleet?: undefined } | { kc?: undefined; fleet: TickFleet });
+
+/**
+ * Each cluster's deadline in a fleet tick, unless set: inside the tick CronJob's minute (its Job's
+ * activeDeadlineSeconds is 55), with time left to print the others' results.
+ */
+export const FLEET_TICK_DEADLINE_MS = 45_000;
 
 /** `khrun tick`: --mode / KHRUN_DISPATCH job (a Job from the khrun-runner PodTemplate) or lambda. */
 export function tickOptions(input: ConfigInput<TickFlags>): TickOptions {
@@ -122,26 +145,29 @@ export function tickOptions(input: ConfigInput<TickFlags>): TickOptions {
     mode === 'lambda'
       ? lambdaTarget(input)
       : { kind: 'job', template: runnerTemplate(input, 'job-namespace') };
-  return {
-    ...settings,
-    kc: cliKube(input).kc,
-    dispatch,
-    identity: identity(input, 'khrun-tick'),
-    output,
-  };
+  const common = { ...settings, dispatch, identity: identity(input, 'khrun-tick'), output };
+  const clusters = cliFleet(input);
+  if (clusters)
+    return { ...common, fleet: { clusters, settings: fleetSettings(input, FLEET_TICK_DEADLINE_MS) } };
+  return { ...common, kc: cliKube(input).kc };
 }
 
-export interface LambdaTickOptions extends TickSettings {
-  cluster: ClusterAccess;
-  dispatch: LambdaTarget;
-}
+/** The tick Lambda: its one cluster (cluster), or the clusters of KHRUN_CLUSTERS (fleet). */
+export type LambdaTickOptions = TickSettings & { dispatch: LambdaTarget } & (
+    | { cluster: ClusterAccess; fleet?: undefined }
+    | { cluster?: undefined; fleet: LambdaFleet }
+  );
 
-/** The tick Lambda: always dispatches to the runCheck function. */
+/**
+ * The tick Lambda: always dispatches to the runCheck function. With KHRUN_CLUSTERS, each of those
+ * clusters is ticked side by side and each event names its cluster; else the function's one cluster.
+ */
 export function lambdaTickOptions(input: {
   env: Env;
   notifyParameter?: NotifyParameterText;
 }): LambdaTickOptions {
   const config: ConfigInput<Flags> = { flags: {}, env: input.env, flagLabel: NO_FLAGS };
-  const settings = tickSettings(config, input.notifyParameter);
-  return { ...settings, dispatch: lambdaTarget(config), cluster: clusterAccess(config) };
+  const settings = { ...tickSettings(config, input.notifyParameter), dispatch: lambdaTarget(config) };
+  const fleet = lambdaFleet(config, FLEET_TICK_DEADLINE_MS);
+  return fleet ? { ...settings, fleet } : { ...settings, cluster: clusterAccess(config) };
 }

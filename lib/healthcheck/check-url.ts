@@ -1,3 +1,4 @@
+import { CLUSTER_QUERY, splitClusterPath } from '../report/cluster-path.ts';
 import {
   parseReportPath,
   type ReportKey,
@@ -15,11 +16,16 @@ export const CHECK_PATH = '/check';
 /** The query parameter holding `/<namespace>/<check>/<run UUID>/<deadline ms>/<mac>` (report-token.ts). */
 export const CHECK_TOKEN_PARAM = 'khrun';
 
-/** A report URL's /check twin: v3's client takes no other path, so a configured path prefix is dropped. */
+/**
+ * A report URL's /check twin: v3's client takes no other path, so a configured path prefix is dropped; a
+ * cluster's prefix (report/cluster-path.ts) becomes the `cluster` query parameter instead.
+ */
 export function checkUrlOf(reportUrl: string): string {
   const url = new URL(reportUrl);
+  const { cluster } = splitClusterPath(url.pathname);
   url.pathname = CHECK_PATH;
   url.search = '';
+  if (cluster !== undefined) url.searchParams.set(CLUSTER_QUERY, cluster);
   return url.toString();
 }
 

@@ -6,6 +6,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   createConfiguration,
+  type HttpLibrary,
   type KubeConfig,
   Observable,
   type ObservableMiddleware,
@@ -66,13 +67,30 @@ export function kubeClient(kc: KubeConfig, opts: KubeClientOptions = {}): KubeCl
       }),
   });
   const limit = opts.maxInFlight === undefined ? undefined : limiter(opts.maxInFlight);
-  const auth = keepAliveAuth(kc);
   const within = <T>(send: () => Promise<T>): Promise<T> => (limit ? limit(send) : send());
+  return clientOver(kc, { clock, limit, auth: keepAliveAuth(kc), within }, undefined);
+}
+
+/**
+ * The same client object (its clock, bound and keep-alive agent shared), every request of which is also
+ * sent with signal: once it aborts, its requests in flight are cut and new ones fail at once. One cluster's
+ * deadline in a fan-out over several (core/fan-out.ts), on a client that outlives it (a warm Lambda's).
+ */
+export function withSignal(client: KubeClient, signal: AbortSignal): KubeClient {
+  return clientOver(client.kc, client, signal);
+}
+
+function clientOver(
+  kc: KubeConfig,
+  shared: Pick<KubeClient, 'clock' | 'limit' | 'auth' | 'within'>,
+  signal: AbortSignal | undefined,
+): KubeClient {
+  const { clock, limit, auth, within } = shared;
   const made = new Map<ApiConstructor<ApiType>, ApiType>();
   const api = <T extends ApiType>(type: ApiConstructor<T>): T => {
     let client = made.get(type) as T | undefined;
     if (!client) {
-      client = typedClient(kc, type, { clock, auth, within });
+      client = typedClient(kc, type, { clock, auth, within }, signal);
       made.set(type, client);
     }
     return client;
@@ -117,6 +135,7 @@ function typedClient<T extends ApiType>(
   kc: KubeConfig,
   type: ApiConstructor<T>,
   shared: Pick<KubeClient, 'clock' | 'auth' | 'within'>,
+  signal: AbortSignal | undefined,
 ): T {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
@@ -125,7 +144,19 @@ function typedClient<T extends ApiType>(
     authMethods: { default: shared.auth },
   });
   const httpApi = namingServer(base.httpApi, cluster.server);
-  return new type({ ...base, httpApi: timedHttpLibrary(httpApi, shared.clock, shared.within) });
+  const timed = timedHttpLibrary(httpApi, shared.clock, shared.within);
+  return new type({ ...base, httpApi: signal ? abortingWith(timed, signal) : timed });
+}
+
+/** Sends every request with signal as well as its own (a per-call one, such as syncServerClock's). */
+function abortingWith(inner: HttpLibrary, signal: AbortSignal): HttpLibrary {
+  return {
+    send(request) {
+      const own = request.getSignal();
+      request.setSignal(own ? AbortSignal.any([own, signal]) : signal);
+      return inner.send(request);
+    },
+  };
 }
 
 /**

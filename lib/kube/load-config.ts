@@ -17,14 +17,7 @@ export class UnknownContextError extends Error {
  */
 export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }): KubeConfig {
   const [first, ...more] = (opts.kubeconfig ?? '').split(delimiter).filter(Boolean);
-  let kc: KubeConfig;
-  if (first === undefined) {
-    kc = new KubeConfig();
-    kc.loadFromDefault();
-  } else {
-    kc = loadFile(first);
-    for (const file of more) kc.mergeConfig(loadFile(file));
-  }
+  const kc = loadFiles(first, more);
   const missing = [
     kc.clusters.length === 0 && 'clusters',
     kc.contexts.length === 0 && 'contexts',
@@ -70,6 +63,27 @@ export function loadKubeConfig(opts: { kubeconfig?: string; context?: string }):
   if (cluster.server === 'http://localhost:8080') {
     throw new Error('no Kubernetes cluster configured (no kubeconfig with a cluster, not in a pod)');
   }
+  return kc;
+}
+
+/**
+ * The names of the kubeconfig's contexts, in its order (kubectl's files, as loadKubeConfig reads them),
+ * whether or not it has a current context: `--all-contexts`. A file that cannot be used is a
+ * KubeconfigError, as for loadKubeConfig.
+ */
+export function kubeconfigContexts(opts: { kubeconfig?: string }): string[] {
+  const [first, ...more] = (opts.kubeconfig ?? '').split(delimiter).filter(Boolean);
+  return loadFiles(first, more).contexts.map((c) => c.name);
+}
+
+function loadFiles(first: string | undefined, more: readonly string[]): KubeConfig {
+  if (first === undefined) {
+    const kc = new KubeConfig();
+    kc.loadFromDefault();
+    return kc;
+  }
+  const kc = loadFile(first);
+  for (const file of more) kc.mergeConfig(loadFile(file));
   return kc;
 }
 

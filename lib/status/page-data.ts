@@ -29,6 +29,17 @@ export interface PageCheck {
   /** The run in progress, if any. */
   running: { startedAtMs: number; deadlineMs: number } | null;
   history: HistoryEntry[];
+  /** The cluster it is in, on a page over several (fleet-routes.ts); absent on one cluster's page. */
+  cluster?: string;
+}
+
+/** A cluster of a page over several: whether it could be read, and why not. */
+export interface PageCluster {
+  name: string;
+  /** Every check of the cluster that ran is OK (false too when the cluster could not be read). */
+  ok: boolean;
+  /** Why the cluster could not be read; its checks are then absent. */
+  error?: string;
 }
 
 export interface PageData {
@@ -37,6 +48,8 @@ export interface PageData {
   nowMs: number;
   currentMaster: string;
   checks: PageCheck[];
+  /** On a page over several clusters: each of them, in order; the page groups the checks by cluster. */
+  clusters?: PageCluster[];
 }
 
 function pageCheck(state: KhState): PageCheck {

@@ -43,6 +43,7 @@ details.log{margin-top:6px}details.log summary{cursor:pointer;color:var(--muted)
 pre.logtext{margin:4px 0 0;padding:6px 8px;max-height:16em;overflow:auto;background:var(--bg);border:1px solid var(--line);border-radius:4px;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;overflow-wrap:anywhere}
 .lognote{color:var(--muted);font-size:11px}
 .empty{color:var(--muted);padding:24px}
+h2.cluster{grid-column:1/-1;display:flex;gap:10px;align-items:center;margin:8px 0 0;font-size:16px}
 `;
 
 const SCRIPT = `(() => {
@@ -160,19 +161,31 @@ function card(c) {
     c.history.length ? h('div', { class: 'caption' }, 'last ' + (c.history.length === 1 ? 'run' : c.history.length + ' runs, oldest first') + '; height: duration') : null,
     logSection(c));
 }
+const cards = (checks) => checks.length ? checks.map(card) : [h('p', { class: 'empty' }, 'No checks yet.')];
+function group(g) {
+  const checks = data.checks.filter((c) => c.cluster === g.name);
+  const state = g.error ? 'UNREACHABLE' : g.ok ? 'OK' : checks.filter((c) => c.hasRun && !c.ok).length + ' failing';
+  const head = h('h2', { class: 'cluster', 'data-cluster': g.name, 'data-ok': String(g.ok) }, g.name,
+    h('span', { class: 'banner ' + (g.ok ? 'ok' : 'fail') }, state));
+  if (g.error) return [head, h('article', { class: 'card fail', 'data-cluster-error': g.name },
+    h('div', { class: 'title' }, h('span', { class: 'name' }, 'cannot read this cluster'), h('span', { class: 'state' }, 'UNREACHABLE')),
+    h('ul', { class: 'errors' }, h('li', {}, g.error)))];
+  return [head, ...cards(checks)];
+}
 function render() {
   const started = performance.now();
   const failing = data.checks.filter((c) => c.hasRun && !c.ok).length;
   const banner = document.getElementById('banner');
   banner.className = 'banner ' + (data.ok ? 'ok' : 'fail');
-  banner.textContent = data.ok ? 'All checks OK' : failing + ' failing';
+  const down = (data.clusters || []).filter((g) => g.error).length;
+  banner.textContent = data.ok ? 'All checks OK' : failing + ' failing' + (down ? ', ' + down + ' cluster' + (down > 1 ? 's' : '') + ' unreachable' : '');
   document.getElementById('counts').textContent = data.checks.length + ' checks, ' + failing + ' failing';
   const meta = document.getElementById('updated');
   meta.className = 'meta' + (failure ? ' stale' : '');
   meta.textContent = (failure ? 'refresh failed (' + failure + '); data from ' : 'updated ') + age(Date.now() - receivedAt) + ' ago';
   const main = document.getElementById('checks');
   main.setAttribute('data-rendered-at', String(now()));
-  main.replaceChildren(...(data.checks.length ? data.checks.map(card) : [h('p', { class: 'empty' }, 'No checks yet.')]));
+  main.replaceChildren(...(data.clusters ? data.clusters.flatMap(group) : cards(data.checks)));
   main.setAttribute('data-render-ms', (performance.now() - started).toFixed(1));
 }
 async function refresh() {

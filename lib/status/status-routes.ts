@@ -236,10 +236,17 @@ export function acceptsGzip(acceptEncoding: string | undefined): boolean {
 export function statusRoutes(
   opts: StatusRoutesOptions,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+  return statusRoutesOf((request) => handleStatusRequest(opts, request));
+}
+
+/** Any answerer of status requests (one cluster's, a fleet's: fleet-routes.ts) as a node:http route. */
+export function statusRoutesOf(
+  handle: (request: StatusRequest) => Promise<StatusResponse | undefined>,
+): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
   return async (req, res) => {
     const url = req.url ?? '/';
     if (!statusRouteOf(url)) return false;
-    const response = await handleStatusRequest(opts, {
+    const response = await handle({
       url,
       accept: req.headers.accept,
       hasBody: await hasBody(req),

@@ -40,7 +40,8 @@ export interface TickConfig {
   concurrency?: number;
 }
 
-type Deps = {
+/** What one cluster's tick runs on: its API server, where it dispatches, its clock and log. */
+export type TickDeps = {
   kube: TickKube;
   dispatcher: Dispatcher;
   clock: Clock;
@@ -49,6 +50,7 @@ type Deps = {
   /** Notifications: after dispatching, the tick delivers what outcome writes left in outboxes. */
   notify?: { config: NotifyConfig; http: HttpSender };
 };
+type Deps = TickDeps;
 
 type Settings = Required<
   Pick<TickConfig, 'identity' | 'maxAttempts' | 'takeOver' | 'batchSize' | 'concurrency'>

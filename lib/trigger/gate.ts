@@ -25,6 +25,11 @@ export interface GateConfig {
   scope: NamespaceScope;
   /** Whether `wait=true` may be asked for (the Lambda cannot wait for a run it hands off). */
   canWait: boolean;
+  /**
+   * The clusters this endpoint triggers runs in, when it serves several (docs/multi-cluster.md): `cluster`
+   * is then required and must be one of them. Absent: one cluster, and `cluster` is an unknown parameter.
+   */
+  clusters?: readonly string[];
 }
 
 export interface TriggerRequest {
@@ -40,6 +45,8 @@ export interface TriggerTarget {
   checkName: string;
   /** The caller asked for the outcome in the answer (`wait=true`). */
   wait: boolean;
+  /** The cluster to run it in, on an endpoint that serves several. */
+  cluster?: string;
 }
 
 export type GateStatus = 400 | 401 | 403 | 405;
@@ -50,6 +57,8 @@ export type GateDecision =
 
 /** The query parameters the trigger takes: `healthcheck` is v3's name for the check, `check` is khrun's. */
 export const TRIGGER_PARAMS = ['namespace', 'healthcheck', 'check', 'wait'] as const;
+/** The parameter that names the cluster, on an endpoint that serves several. */
+export const CLUSTER_PARAM = 'cluster';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -101,7 +110,7 @@ export function gateTrigger(config: GateConfig, req: TriggerRequest): GateDecisi
       });
     }
   }
-  const params = parseParams(req.query, config.canWait);
+  const params = parseParams(req.query, config.canWait, config.clusters);
   if (!params.ok) return params;
   const { namespace } = params.target;
   if (config.scope !== 'all' && !config.scope.namespaces.includes(namespace)) {
@@ -113,22 +122,25 @@ export function gateTrigger(config: GateConfig, req: TriggerRequest): GateDecisi
   return params;
 }
 
-function parseParams(query: string, canWait: boolean): GateDecision {
+function parseParams(query: string, canWait: boolean, clusters?: readonly string[]): GateDecision {
   if (query.length > MAX_QUERY_CHARS) {
     return refuse(400, `the query is over ${MAX_QUERY_CHARS} characters`);
   }
   const params = new URLSearchParams(query);
   const values = new Map<string, string>();
   for (const [key, value] of params) {
-    if (!(TRIGGER_PARAMS as readonly string[]).includes(key)) {
-      return refuse(400, `unknown parameter ${JSON.stringify(key.slice(0, 40))}; ${usage(canWait)}`);
+    if (!(TRIGGER_PARAMS as readonly string[]).includes(key) && !(clusters && key === CLUSTER_PARAM)) {
+      return refuse(
+        400,
+        `unknown parameter ${JSON.stringify(key.slice(0, 40))}; ${usage(canWait, clusters)}`,
+      );
     }
     if (values.has(key)) return refuse(400, `parameter ${key} is given more than once`);
     values.set(key, value);
   }
   const namespace = values.get('namespace');
   if (namespace === undefined || namespace === '') {
-    return refuse(400, `the namespace is required; ${usage(canWait)}`);
+    return refuse(400, `the namespace is required; ${usage(canWait, clusters)}`);
   }
   if (namespace.length > 63 || !DNS1123_LABEL.test(namespace)) {
     return refuse(
@@ -143,7 +155,7 @@ function parseParams(query: string, canWait: boolean): GateDecision {
   }
   const checkName = healthcheck ?? check;
   if (checkName === undefined || checkName === '') {
-    return refuse(400, `the check is required; ${usage(canWait)}`);
+    return refuse(400, `the check is required; ${usage(canWait, clusters)}`);
   }
   if (checkName.length > 253 || !DNS1123_SUBDOMAIN.test(checkName)) {
     return refuse(
@@ -159,7 +171,21 @@ function parseParams(query: string, canWait: boolean): GateDecision {
       'this endpoint cannot wait for the outcome; read it from the status (GET /json) instead',
     );
   }
-  return { ok: true, target: { namespace, checkName, wait } };
+  if (!clusters) return { ok: true, target: { namespace, checkName, wait } };
+  const cluster = values.get(CLUSTER_PARAM);
+  if (cluster === undefined || cluster === '') {
+    return refuse(
+      400,
+      `the cluster is required here (one of ${clusters.join(', ')}); ${usage(canWait, clusters)}`,
+    );
+  }
+  if (!clusters.includes(cluster)) {
+    return refuse(
+      400,
+      `cluster ${JSON.stringify(cluster.slice(0, 80))} is not served here (this endpoint serves ${clusters.join(', ')})`,
+    );
+  }
+  return { ok: true, target: { namespace, checkName, wait, cluster } };
 }
 
 function parseWait(text: string | undefined): boolean | undefined {
@@ -168,6 +194,6 @@ function parseWait(text: string | undefined): boolean | undefined {
   return undefined;
 }
 
-function usage(canWait: boolean): string {
-  return `POST ${TRIGGER_PATH}?namespace=NS&healthcheck=NAME${canWait ? '[&wait=true]' : ''}`;
+function usage(canWait: boolean, clusters?: readonly string[]): string {
+  return `POST ${TRIGGER_PATH}?${clusters ? 'cluster=CLUSTER&' : ''}namespace=NS&healthcheck=NAME${canWait ? '[&wait=true]' : ''}`;
 }

@@ -27,7 +27,7 @@ export interface TriggerRunsOptions {
 }
 
 export interface TriggerAnswer {
-  status: 200 | 202 | GateStatus | 404 | 409 | 429 | 500 | 503;
+  status: 200 | 202 | GateStatus | 404 | 409 | 429 | 500 | 502 | 503;
   /** `check` is absent from the gate's refusals: nothing a refused caller sent is echoed back but the reason. */
   body: { check?: string; accepted: boolean; reason?: string; [field: string]: unknown };
   headers: Record<string, string>;

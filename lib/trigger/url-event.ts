@@ -4,7 +4,11 @@ import type { NamespaceScope } from '../kube/scope.ts';
 import { gateTrigger, TRIGGER_PATH } from './gate.ts';
 
 /** Hands a run to whatever performs it (the runCheck function, invoked asynchronously); resolves to its id. */
-export type Dispatch = (target: { namespace: string; checkName: string }) => Promise<string>;
+export type Dispatch = (target: {
+  namespace: string;
+  checkName: string;
+  cluster?: string;
+}) => Promise<string>;
 
 const json = (
   statusCode: number,
@@ -31,7 +35,7 @@ function iamCaller(event: APIGatewayProxyEventV2): string | undefined {
  */
 export async function triggerFromUrlEvent(
   event: APIGatewayProxyEventV2,
-  deps: { scope: NamespaceScope; dispatch: Dispatch; log: Log },
+  deps: { scope: NamespaceScope; dispatch: Dispatch; log: Log; clusters?: readonly string[] },
 ): Promise<APIGatewayProxyStructuredResultV2> {
   const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
   if (path !== TRIGGER_PATH) return json(404, { accepted: false, reason: `not found: POST ${TRIGGER_PATH}` });
@@ -47,7 +51,7 @@ export async function triggerFromUrlEvent(
     );
   }
   const decision = gateTrigger(
-    { auth: { kind: 'iam' }, scope: deps.scope, canWait: false },
+    { auth: { kind: 'iam' }, scope: deps.scope, canWait: false, clusters: deps.clusters },
     {
       method: event.requestContext?.http?.method ?? '',
       query: event.rawQueryString ?? '',
@@ -58,17 +62,24 @@ export async function triggerFromUrlEvent(
     deps.log.warn('trigger refused', { status: decision.status, reason: decision.reason, caller });
     return json(decision.status, { accepted: false, reason: decision.reason }, decision.headers);
   }
-  const { namespace, checkName } = decision.target;
+  const { namespace, checkName, cluster } = decision.target;
   const check = `${namespace}/${checkName}`;
+  const where = cluster === undefined ? {} : { cluster };
   try {
-    const invocation = await deps.dispatch({ namespace, checkName });
-    deps.log.info('run triggered', { check, caller, invocation });
-    return json(202, { check, accepted: true, invocation });
+    const invocation = await deps.dispatch({ namespace, checkName, ...where });
+    deps.log.info('run triggered', { check, ...where, caller, invocation });
+    return json(202, { check, ...where, accepted: true, invocation });
   } catch (error) {
     deps.log.error('trigger could not dispatch the run', {
       check,
+      ...where,
       error: error instanceof Error ? error.message : String(error),
     });
-    return json(502, { check, accepted: false, reason: 'the runCheck function could not be invoked; retry' });
+    return json(502, {
+      check,
+      ...where,
+      accepted: false,
+      reason: 'the runCheck function could not be invoked; retry',
+    });
   }
 }

@@ -126,7 +126,7 @@ describe('how a Lambda reaches the cluster', () => {
 
   it('every Lambda builder uses it', () => {
     for (const build of [report, lambdaStatus]) {
-      expect(build({ KUBECONFIG: '', ...eks }).cluster.kind).toBe('eks');
+      expect(build({ KUBECONFIG: '', ...eks }).cluster?.kind).toBe('eks');
     }
   });
 });

@@ -84,6 +84,8 @@ export async function applyDeploy(opts: {
   tickNamespaces?: string;
   /** CronJobs applied suspended (e.g. khrun-sync, which would otherwise manage every khcheck of the suite). */
   suspend?: string[];
+  /** Another cluster than the suite's (a test's own second cluster); not with the serve component. */
+  kubeconfig?: string;
 }): Promise<string> {
   const dir = join(repoRoot, '.khrun/test-overlays', opts.name);
   await mkdir(dir, { recursive: true });
@@ -115,7 +117,7 @@ export async function applyDeploy(opts: {
   }
   await writeFile(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
   if (opts.components?.includes('serve')) await ensureReportKeySecret();
-  return kubectl(['apply', '-k', dir]);
+  return kubectl(['apply', '-k', dir], { kubeconfig: opts.kubeconfig });
 }
 
 /**
