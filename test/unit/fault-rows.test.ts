@@ -3,8 +3,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import type { KhState } from '../../lib/state/resources.ts';
+import { emptyTotals } from '../../lib/state/totals.ts';
 import { faultRows, renderFaultTable } from '../faults/render.ts';
 import { FAULTS_OUT_ENV, type FaultLine } from '../integration/faults/helpers/fault-table.ts';
+import { isLiveKill, KILL_POINTS, killPoint } from '../integration/faults/helpers/kill-point.ts';
 import { recordedOf } from '../integration/faults/helpers/report-tally.ts';
 
 // The faults table can show a loss: rows are measured and written before their scenario asserts, lost is
@@ -59,6 +63,85 @@ describe('the faults table', () => {
   it('counts recorded runs from the khstates read, so a run missing from them is lost', () => {
     expect(recordedOf(['r1', 'r2', 'r3'], ['r1', undefined, 'r3', 'r9'])).toBe(2);
     expect(recordedOf(['r1', 'r1'], [])).toBe(0);
+  });
+});
+
+/** A khstate with so many outcomes recorded, and optionally a run active (and its report stored). */
+function state(recorded: number, active?: { uuid: string; reported?: boolean }): KhState {
+  const s = newKhState('c', 'ns');
+  const run = active && {
+    uuid: active.uuid,
+    startedAtMs: 0,
+    deadlineMs: 60_000,
+    pod: 'c-1',
+    runner: 'r',
+    leaseUntilMs: 2_000,
+  };
+  s.metadata.annotations = {
+    [ANNOTATION.totals]: JSON.stringify({ ...emptyTotals(), succeeded: recorded }),
+    ...(run ? { [ANNOTATION.run]: JSON.stringify(run) } : {}),
+    ...(active?.reported
+      ? {
+          [ANNOTATION.report]: JSON.stringify({
+            uuid: active.uuid,
+            atMs: 1,
+            ok: true,
+            errors: [],
+            pod: 'c-1',
+          }),
+        }
+      : {}),
+  };
+  return s;
+}
+
+describe('the random kills that count (helpers/kill-point.ts)', () => {
+  const sent = { signalSent: true, exitSignal: 'SIGKILL', runPodExists: false };
+  it.each([
+    {
+      name: 'a timer that fired after the runner exited',
+      a: { ...sent, signalSent: false, before: state(1), after: state(2) },
+      point: KILL_POINTS.notSent,
+    },
+    {
+      name: 'a runner that exited by itself',
+      a: { ...sent, exitSignal: null, before: state(1), after: state(2) },
+      point: KILL_POINTS.exitedFirst,
+    },
+    {
+      name: 'a kill after the outcome was written',
+      a: { ...sent, before: state(1), after: state(2) },
+      point: KILL_POINTS.recorded,
+    },
+    {
+      name: 'a kill before the claim',
+      a: { ...sent, before: state(1), after: state(1) },
+      point: KILL_POINTS.beforeClaim,
+    },
+  ])('not a kill of a live run: $name', ({ a, point }) => {
+    expect(killPoint(a)).toBe(point);
+    expect(isLiveKill(point)).toBe(false);
+  });
+
+  it.each([
+    {
+      name: 'claimed, no pod yet',
+      a: { ...sent, before: state(1), after: state(1, { uuid: 'u2' }) },
+      point: KILL_POINTS.claimed,
+    },
+    {
+      name: 'its pod created',
+      a: { ...sent, runPodExists: true, before: state(1), after: state(1, { uuid: 'u2' }) },
+      point: KILL_POINTS.podCreated,
+    },
+    {
+      name: 'its report stored',
+      a: { ...sent, runPodExists: true, before: state(1), after: state(1, { uuid: 'u2', reported: true }) },
+      point: KILL_POINTS.reportStored,
+    },
+  ])('a kill of a live run: $name', ({ a, point }) => {
+    expect(killPoint(a)).toBe(point);
+    expect(isLiveKill(point)).toBe(true);
   });
 });
 

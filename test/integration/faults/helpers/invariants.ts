@@ -76,6 +76,20 @@ export function noLivePods(
   });
 }
 
+/**
+ * The check's pods once none is live (noLivePods), or as they are when some still are after timeoutMs:
+ * for a fault row, which must be written whatever the pods do; `live` are those still running or going.
+ */
+export async function podsLeft(
+  kc: KubeConfig,
+  namespace: string,
+  check: string,
+  timeoutMs = 30_000,
+): Promise<{ pods: V1Pod[]; live: V1Pod[] }> {
+  const pods = await noLivePods(kc, namespace, check, timeoutMs).catch(() => checkPods(kc, namespace, check));
+  return { pods, live: pods.filter((p) => !isTerminal(p) || p.metadata?.deletionTimestamp) };
+}
+
 /** Waits, by watch, for the first pod of the check that satisfies decide. */
 export function waitForCheckPod(
   kc: KubeConfig,
