@@ -87,13 +87,23 @@ describe('what a khcheck cannot do', () => {
     const uuid = state?.spec.uuid ?? '';
     const [pod] = await checkPods(kc, ns, 'intruder');
     const after = [await readState(kc, ns, 'victim'), await readState(kc, ns2, 'victim')];
+    // What of the forgery reached the created pod: labels, annotation, and each KH_* variable of each container.
+    const containers = [...(pod?.spec?.initContainers ?? []), ...(pod?.spec?.containers ?? [])];
+    const forgedEnv = containers.flatMap((c) =>
+      FORGED_ENV.filter((f) => (c.env ?? []).some((e) => e.name === f.name && e.value === f.value)),
+    ).length;
+    const forgedMeta = [
+      pod?.metadata?.labels?.[RUN_ID_LABEL] === 'forged-run',
+      pod?.metadata?.labels?.[CHECK_NAME_LABEL] === 'victim',
+      pod?.metadata?.annotations?.[CHECKER_POD_CHECK_ANNOTATION] === 'victim',
+    ].filter(Boolean).length;
     const victimsWritten = after.filter(
       (s, i) => s?.metadata.resourceVersion !== before[i]?.metadata.resourceVersion,
     ).length;
     await row.record({
       fault,
       runs: 1,
-      outcome: `the created pod's labels, annotation, KH_RUN_UUID, KH_REPORTING_URL, deadline and namespace checked below; the run recorded as its own check (${readLastOutcome(state)?.kind}); ${victimsWritten} of the 2 victim checks' khstates (same and other namespace) written meanwhile`,
+      outcome: `in the created pod ${forgedMeta} of 3 forged labels and annotations and ${forgedEnv} of ${FORGED_ENV.length * containers.length} forged KH_* values (${containers.length} containers) left in place; the run recorded as its own check (${readLastOutcome(state)?.kind}); ${victimsWritten} of the 2 victim checks' khstates (same and other namespace) written meanwhile`,
       reported: tally.runs('intruder').length,
       recorded: recordedOf(tally.runs('intruder'), [readLastOutcome(state)?.uuid]),
     });

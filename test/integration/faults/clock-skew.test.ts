@@ -335,7 +335,10 @@ describe('clocks 5 minutes apart', () => {
     await until(dueMs + 1_000);
     const lateMs = Date.now() - dueMs;
     const onTime = await tick(skewed('-5m'));
-    const said = (t: TickRun, c: string) => JSON.stringify(t.entry(c) ?? null);
+    const said = (t: TickRun, c: string) => {
+      const e = t.entry(c) as { result?: string; decision?: { reason?: string } } | undefined;
+      return e ? `${e.result} (${e.decision?.reason})` : 'no entry';
+    };
     await row.record({
       fault,
       runs: 3,

@@ -11,7 +11,14 @@ import { createCheck, readState } from '../helpers/khrun.ts';
 import { checkerContainer } from './helpers/checker.ts';
 import { faultScenario } from './helpers/fault-scenario.ts';
 import { ms } from './helpers/fault-table.ts';
-import { checkPods, noLivePods, podsLeft, recordedOutcomes, stateProblems } from './helpers/invariants.ts';
+import {
+  checkPods,
+  noLivePods,
+  podsLeft,
+  recordedOutcomes,
+  stateProblems,
+  waitForState,
+} from './helpers/invariants.ts';
 import { type Runner, type RunnerExit, resultOf, startRunner, stopRunner } from './helpers/khrun-process.ts';
 import { isLiveKill, KILL_POINTS, type KillPoint, killPoint } from './helpers/kill-point.ts';
 import { type ReportTally, recordedOf, startReportTally } from './helpers/report-tally.ts';
@@ -20,7 +27,8 @@ import { type ReportTally, recordedOf, startReportTally } from './helpers/report
 // functions/cli.ts), then at random moments. After the next invocation: no live pod of the killed run,
 // a consistent khstate carrying the killed run's outcome (nothing lost, nothing recorded twice), and
 // the check's next run succeeds. A 2 s lease makes adoption quick. Each scenario records its row before it
-// asserts; a random kill counts only when its signal was sent while the run was live (helpers/kill-point.ts).
+// asserts; a random kill counts only when its signal was sent while the run was live (helpers/kill-point.ts),
+// so its timer starts when the test sees the run claimed, and runs a random part of an unkilled run's life.
 
 const kc = adminKubeConfig();
 let ns: string;
@@ -33,8 +41,6 @@ const RANDOM_KILLS = Number(process.env.KHRUN_FAULTS_RANDOM_KILLS ?? 10);
 const RANDOM_ATTEMPTS = 3 * RANDOM_KILLS;
 const RANDOM_BUDGET_MS = Number(process.env.KHRUN_FAULTS_RANDOM_BUDGET_MS ?? 240_000);
 const SEED = Number(process.env.KHRUN_FAULTS_SEED ?? 20_260_601);
-/** Random kills land between this long after the runner starts and the end of a measured, unkilled run. */
-const KILL_FROM_MS = 300;
 
 beforeAll(async () => {
   ns = await freshNamespace(kc, 'f-crash');
@@ -158,22 +164,41 @@ describe('the runner SIGKILLed', () => {
         await createCheck(kc, ns, check, {
           containers: [checkerContainer({ delayMs: 1000, notifyUrl: tally.url(check) })],
         });
-        // One run left alone sets the window: kills land anywhere from start-up to the end of such a run.
-        const startedAt = performance.now();
+        // One run left alone sets the window: a run lives from its claim to its outcome.
         const whole = await run(check).done;
-        const runMs = performance.now() - startedAt;
-        windowMs = Math.max(windowMs, runMs);
-        seenRecorded.push(readLastOutcome(await readState(kc, ns, check))?.uuid);
+        const first = readLastOutcome(await readState(kc, ns, check));
+        const liveMs = Math.max(0, (first?.finishedAtMs ?? 0) - (first?.startedAtMs ?? 0));
+        windowMs = Math.max(windowMs, liveMs);
+        seenRecorded.push(first?.uuid);
         if (resultOf(whole)?.kind !== 'Succeeded') problems.push(`${check}: the unkilled run failed`);
         while (liveKills < RANDOM_KILLS && attempts < RANDOM_ATTEMPTS && Date.now() < deadline) {
           const i = ++attempts;
           const before = await readState(kc, ns, check);
-          const delayMs = KILL_FROM_MS + Math.floor(random() * Math.max(0, runMs - KILL_FROM_MS));
-          const runner = run(check);
+          const delayMs = Math.floor(random() * liveMs);
+          const name = `random-${lane}-${i}`;
+          const runner = run(check, { POD_NAME: name });
+          // The timer starts once the test sees this runner's claim (or never, if it ends first).
           let signalSent = false;
-          const timer = setTimeout(() => {
-            signalSent = runner.child.kill('SIGKILL');
-          }, delayMs);
+          let timer: NodeJS.Timeout | undefined;
+          const ended = new AbortController();
+          void runner.done.then(() => ended.abort());
+          void waitForState(
+            kc,
+            ns,
+            check,
+            (s) => (readActiveRun(s)?.runner === name ? true : undefined),
+            'the claim',
+            60_000,
+            ended.signal,
+          ).then(
+            () => {
+              if (ended.signal.aborted) return;
+              timer = setTimeout(() => {
+                signalSent = runner.child.kill('SIGKILL');
+              }, delayMs);
+            },
+            () => undefined,
+          );
           const exit = await runner.done;
           clearTimeout(timer);
           // The runner is dead: the khstate and pods are as it left them at the kill.
@@ -194,7 +219,7 @@ describe('the runner SIGKILLed', () => {
           const { exit: recovered, result } = await recover(check, orphan);
           const state = await readState(kc, ns, check);
           seenRecorded.push(readLastOutcome(state)?.uuid);
-          const where = `${check} #${i} (kill timer at ${delayMs} ms: ${point})`;
+          const where = `${check} #${i} (kill timer ${delayMs} ms after the claim: ${point})`;
           if (result?.result !== 'recorded' || result.kind !== 'Succeeded' || recovered.code !== 0)
             problems.push(`${where}: recovery ended ${JSON.stringify(result)}`);
           problems.push(...stateProblems(state, ns).map((p) => `${where}: ${p}`));
@@ -220,7 +245,7 @@ describe('the runner SIGKILLed', () => {
     // Every run of the lanes: the unkilled ones, the killed ones and their recoveries, the last ones.
     const reported = Array.from({ length: lanes }, (_, lane) => tally.runs(`random-kill-${lane}`)).flat();
     await row.record({
-      fault: `${fault} (a timer ${ms(KILL_FROM_MS)} to ${ms(windowMs)} after start, the length of an unkilled run; seed ${SEED}): kills of a live run counted`,
+      fault: `${fault} (a timer 0 to ${ms(windowMs)} after the test saw the claim, the life of an unkilled run; seed ${SEED}): kills of a live run counted`,
       rank: PHASES.length,
       runs: liveKills,
       outcome: `${liveKills} kills of a live run (signal sent, run claimed and not recorded) in ${attempts} attempts; ${liveKills - notRecorded} of ${liveKills} finished by the next invocation, consistent khstate, no live pod left, next run Succeeded; ${reported.length} runs in all (with the unkilled first and last of each of ${lanes} checks). Where the timers landed: ${where}`,

@@ -111,7 +111,7 @@ export function waitForCheckPod(
 
 export const isRunning = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
 
-/** Waits, by watch, until the khstate satisfies decide. */
+/** Waits, by watch, until the khstate satisfies decide (rejects after timeoutMs, or once signal aborts). */
 export function waitForState<R>(
   kc: KubeConfig,
   namespace: string,
@@ -119,6 +119,7 @@ export function waitForState<R>(
   decide: (state: KhState | null) => R | undefined,
   description: string,
   timeoutMs = 60_000,
+  signal?: AbortSignal,
 ): Promise<R> {
   return waitForSet<KhState, R>({
     kc,
@@ -127,6 +128,7 @@ export function waitForState<R>(
     decide: (items) => decide(items.get(`${namespace}/${check}`) ?? null),
     timeoutMs,
     description: `khstate ${namespace}/${check}: ${description}`,
+    ...(signal ? { signal } : {}),
   });
 }
 
