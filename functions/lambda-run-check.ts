@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
+import { notifyConfigFromParameter } from '../lib/aws/notify-parameter.ts';
 import { reportKeyFromParameter } from '../lib/aws/report-key-parameter.ts';
 import { runBatchFromEvent, runFromEvent } from '../lib/aws/run-from-event.ts';
 import { ssmParameterReader } from '../lib/aws/ssm-parameter.ts';
@@ -29,7 +30,8 @@ export async function handler(event: unknown, context: Context) {
   // Options as `khrun run` builds them; a bad event, a ConfigError or a ReportKeyParameterError (the key's
   // parameter cannot be read) fails the invocation with its message, before any pod is started.
   const keyParameter = await reportKeyFromParameter(process.env, readParameter);
-  const plan = lambdaRunPlan({ event, env: process.env, keyParameter });
+  const notifyParameter = await notifyConfigFromParameter(process.env, readParameter);
+  const plan = lambdaRunPlan({ event, env: process.env, keyParameter, notifyParameter });
   const options = plan.options;
   if (!runtime) {
     const logger = createLogger({ service: 'khrun-run-check', level: options.logLevel });

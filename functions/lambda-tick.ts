@@ -3,11 +3,14 @@ import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { lambdaDispatcher } from '../lib/aws/lambda-invoke.ts';
 import { lambdaKubeConfig } from '../lib/aws/lambda-kube-config.ts';
+import { notifyConfigFromParameter } from '../lib/aws/notify-parameter.ts';
+import { ssmParameterReader } from '../lib/aws/ssm-parameter.ts';
 import { takeOverSetting } from '../lib/config/takeover-options.ts';
 import { lambdaTickOptions } from '../lib/config/tick-options.ts';
 import { randomIds } from '../lib/core/ids.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { type KubeClient, kubeClient } from '../lib/kube/kube-client.ts';
+import { fetchSender } from '../lib/notify/http.ts';
 import { runTick } from '../lib/tick/tick.ts';
 import { tickKube } from '../lib/tick/tick-kube.ts';
 
@@ -15,10 +18,13 @@ import { tickKube } from '../lib/tick/tick-kube.ts';
 
 // The warm runtime's one client object (unbounded: the tick bounds its claims itself, lib/schedule).
 let runtime: { logger: Logger; client: KubeClient } | undefined;
+// The notification configuration's parameter, cached while warm (as runCheck's report key).
+const readParameter = ssmParameterReader();
 
 export async function handler(_event: ScheduledEvent | undefined, context: Context) {
   // Options as `khrun tick --mode lambda` builds them; a ConfigError fails the invocation with its message.
-  const options = lambdaTickOptions({ env: process.env });
+  const notifyParameter = await notifyConfigFromParameter(process.env, readParameter);
+  const options = lambdaTickOptions({ env: process.env, notifyParameter });
   if (!runtime) {
     const logger = createLogger({ service: 'khrun-tick', level: options.logLevel });
     runtime = { logger, client: kubeClient(lambdaKubeConfig(options.cluster), { log: logPort(logger) }) };
@@ -35,6 +41,7 @@ export async function handler(_event: ScheduledEvent | undefined, context: Conte
         clock: client.clock,
         log: logPort(logger),
         ids: randomIds,
+        ...(options.notify ? { notify: { config: options.notify, http: fetchSender } } : {}),
       },
       {
         scope: options.scope,

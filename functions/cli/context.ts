@@ -8,7 +8,7 @@ export interface CliContext {
   env: NodeJS.ProcessEnv;
   /** A line of the command's output (stdout). */
   write: (line: string) => void;
-  /** A line for the person at the terminal, not the output: warnings, usage errors (stderr). */
+  /** Anything but the output (stderr): warnings, errors, usage errors, progress, the log's JSON lines. */
   warn: (line: string) => void;
 }
 
@@ -20,7 +20,9 @@ export function signalOnTermination(): AbortSignal {
   return controller.signal;
 }
 
-export const loggerFor = (level: LogLevel) => createLogger({ level });
+/** The CLI's logger: JSON lines on stderr (ctx.warn), whatever their level, so stdout holds only the output. */
+export const loggerFor = (ctx: Pick<CliContext, 'warn'>, level: LogLevel) =>
+  createLogger({ level, write: ctx.warn });
 
 /** A command body: the parsed command line in, an exit code out. */
 export type CommandBody = (args: ParsedArgs, ctx: CliContext) => Promise<number>;

@@ -12,6 +12,7 @@ export const convert: CliCommand = {
   spec: {
     name: 'convert',
     args: '[TYPE[/NAME]]...',
+    completeArgs: ['khchecks', 'khjobs', 'healthchecks'],
     synopsis: '[-f FILE]...',
     summary: 'khchecks and khjobs to Kuberhealthy v3 HealthChecks and back, from files or the cluster',
     description:
@@ -24,12 +25,32 @@ export const convert: CliCommand = {
       '--apply creates the converted resources (a server-side dry run of all of them first; never replaces ' +
       'one) and leaves the originals alone. Exit 0: converted cleanly; 3: with losses (with --apply: nothing ' +
       'created unless --accept-losses); 2: bad input, nothing written; 1: the cluster failed or refused.',
+    examples: [
+      {
+        what: 'khchecks from a file to HealthChecks, on stdout; losses on stderr',
+        line: 'khrun convert -f checks.yaml',
+      },
+      {
+        what: 'every khcheck of a namespace, read from the cluster, as JSON',
+        line: 'khrun convert khchecks -n checks -o json',
+      },
+      {
+        what: 'what kubectl prints, back to v2',
+        line: 'kubectl get healthchecks -A -o yaml | khrun convert -f -',
+      },
+      {
+        what: 'create the HealthChecks in the cluster (a server-side dry run of all first)',
+        line: 'khrun convert -f checks.yaml --apply -n checks',
+      },
+    ],
     flags: {
       filename: {
         type: 'string',
         short: 'f',
         value: 'FILE',
         help: 'a file to convert (repeatable; - for stdin)',
+        complete: 'file',
+        repeatable: true,
       },
       apply: {
         type: 'boolean',

@@ -3,6 +3,7 @@ import { buildOptions, demoOptions, localUpOptions } from '@khrun/devkit/dev-opt
 import { demoCommand } from '@khrun/devkit/local/demo.ts';
 import { localUpCommand } from '@khrun/devkit/local/local-up.ts';
 import { type CommandBody, signalOnTermination } from './context.ts';
+import { DEV_SPECS } from './dev-specs.ts';
 
 // The developer commands' bodies (their flags are in dev-specs.ts). functions/cli.ts loads this module with
 // a computed import that esbuild does not follow, so the devkit (infra/devkit: the local cluster, esbuild)
@@ -11,7 +12,12 @@ import { type CommandBody, signalOnTermination } from './context.ts';
 /** `khrun local up`: the local cluster in the foreground. */
 const local: CommandBody = async ({ values, positionals }, ctx) => {
   const options = localUpOptions({ flags: values, env: ctx.env, positionals, root: ctx.root });
-  return localUpCommand({ ...options, signal: signalOnTermination(), write: ctx.write });
+  return localUpCommand({
+    ...options,
+    devCommands: DEV_SPECS.map((s) => s.name),
+    signal: signalOnTermination(),
+    write: ctx.write,
+  });
 };
 
 /** `khrun demo` (npm start): the example checks on a local cluster, once. */

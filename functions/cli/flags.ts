@@ -2,6 +2,19 @@
 // shape of one command's description. The parser (usage.ts) and each command's usage text are both made
 // from these descriptions, so help and parser cannot disagree.
 
+/**
+ * What a value can be, for shell completion (`khrun completion`): a file or directory, or objects of the
+ * cluster the line talks to (listed with kubectl, honouring the --kubeconfig, --context and -n typed).
+ */
+export type CompleteKind =
+  | 'file'
+  | 'directory'
+  | 'namespace'
+  | 'context'
+  | 'khchecks'
+  | 'khjobs'
+  | 'healthchecks';
+
 export interface FlagSpec {
   type: 'string' | 'boolean';
   /** One letter: `-n`. */
@@ -15,14 +28,27 @@ export interface FlagSpec {
   hidden?: boolean;
   /** An old spelling: parsed, not shown, warned about once on stderr. `use` is the flag that replaces it. */
   deprecated?: { use: string };
+  /** What its value can be, for shell completion; absent: a free value (or `values`). */
+  complete?: CompleteKind;
+  /** May be given more than once (`-f A -f B`). */
+  repeatable?: boolean;
 }
 
 export type FlagTable = Readonly<Record<string, FlagSpec>>;
+
+/** One example of a command's use: the command line as typed, and what it does (a `#` line above it). */
+export interface Example {
+  /** `khrun NAME ...`, optionally after `... |` (its input) or before `| ...`; it parses with the command's flags. */
+  line: string;
+  what: string;
+}
 
 export interface CommandSpec {
   name: string;
   /** Positional arguments in the synopsis (`CHECK`, `up`); none when absent. */
   args?: string;
+  /** What the positional arguments can be, for shell completion: fixed words, or objects of the cluster. */
+  completeArgs?: readonly string[] | CompleteKind;
   /** The flags a usual call gives, after the arguments in the synopsis (`--check NAME`). */
   synopsis?: string;
   /** One line for `khrun help`. */
@@ -32,6 +58,8 @@ export interface CommandSpec {
   flags: FlagTable;
   /** The environment variables the command reads, in the order it reads them. */
   env?: readonly string[];
+  /** How it is used, at least one: the Examples block of its help (each parses with these flags). */
+  examples: readonly [Example, ...Example[]];
   /** A developer command: runs from a checkout, never from the image. */
   dev?: boolean;
 }
@@ -40,14 +68,20 @@ export type CommonFlag = 'namespace' | 'all-namespaces' | 'kubeconfig' | 'contex
 
 /** The flags every product command spells the same way (kubectl's). */
 export const COMMON_FLAGS: Readonly<Record<CommonFlag, FlagSpec>> = {
-  namespace: { type: 'string', short: 'n', value: 'NS', help: 'the namespace' },
+  namespace: { type: 'string', short: 'n', value: 'NS', help: 'the namespace', complete: 'namespace' },
   'all-namespaces': { type: 'boolean', short: 'A', help: 'every namespace' },
   kubeconfig: {
     type: 'string',
     value: 'PATH',
+    complete: 'file',
     help: 'the kubeconfig file (else KUBECONFIG, else ~/.kube/config, else in-cluster)',
   },
-  context: { type: 'string', value: 'NAME', help: 'the kubeconfig context to use (else its current one)' },
+  context: {
+    type: 'string',
+    value: 'NAME',
+    help: 'the kubeconfig context to use (else its current one)',
+    complete: 'context',
+  },
   output: { type: 'string', short: 'o', value: 'FORMAT', help: 'the output format' },
   help: { type: 'boolean', short: 'h', help: 'print this usage' },
 };

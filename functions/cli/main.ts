@@ -8,9 +8,9 @@ import { commandUsage, overview, parseCommand, UsageError } from './usage.ts';
 /** A developer command's body, loaded only when it runs (functions/cli.ts says from where). */
 export type DevLoader = (command: string) => Promise<CommandBody>;
 
-/** The line after a usage error that says where the usage is, instead of printing all of it. */
-export const LIST_HINT = "Run 'khrun help' for the list of commands.";
-export const usageHint = (command: string) => `Run 'khrun ${command} --help' for usage.`;
+/** The line after a usage error that says where the usage is, instead of printing all of it (kubectl's words). */
+export const LIST_HINT = "See 'khrun help' for the list of commands.";
+export const usageHint = (command: string) => `See 'khrun ${command} --help' for usage.`;
 
 /** One line for an API server that cannot be reached: which server (the kubeconfig's), why, what to check. */
 export function unreachableLine(error: ApiServerUnreachableError): string {

@@ -1,23 +1,17 @@
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import type { V1PodTemplate, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { lambdaDispatcher } from '../../lib/aws/lambda-invoke.ts';
-import { syncCommand } from '../../lib/commands/sync.ts';
 import { tickCommand } from '../../lib/commands/tick.ts';
-import { placeholderRunnerTemplate, type RunnerTemplateRef } from '../../lib/config/runner-template.ts';
-import { syncOptions } from '../../lib/config/sync-options.ts';
 import { takeOverSetting } from '../../lib/config/takeover-options.ts';
 import { tickOptions } from '../../lib/config/tick-options.ts';
 import { randomIds } from '../../lib/core/ids.ts';
 import { logPort } from '../../lib/core/log.ts';
-import { ApiErrorKind, classifyApiError } from '../../lib/kube/errors.ts';
 import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { DEFAULT_RUN_JOB_OPTIONS } from '../../lib/schedule/run-job.ts';
-import { syncKube } from '../../lib/sync/sync-kube.ts';
 import { jobDispatcher, readRunnerTemplate, tickKube } from '../../lib/tick/tick-kube.ts';
 import { type CliCommand, loggerFor } from './context.ts';
 import { commonFlags, type FlagTable, OLD_NAMESPACES } from './flags.ts';
 
-const scopeFlags = (what: string, output: { values: readonly string[]; help: string }) =>
+export const scopeFlags = (what: string, output: { values: readonly string[]; help: string }) =>
   commonFlags({
     namespaces: {
       kind: 'list',
@@ -27,11 +21,12 @@ const scopeFlags = (what: string, output: { values: readonly string[]; help: str
     output,
   });
 
-const runnerFlags = (oldName: string): FlagTable => ({
+export const runnerFlags = (oldName: string): FlagTable => ({
   'runner-namespace': {
     type: 'string',
     value: 'NS',
-    help: 'where khrun is installed: its runner PodTemplate (else KHRUN_NAMESPACE, else POD_NAMESPACE, else kuberhealthy)',
+    help: 'where khrun is installed: its runner PodTemplate (else KHRUN_NAMESPACE, else POD_NAMESPACE, else khrun)',
+    complete: 'namespace',
   },
   'pod-template': { type: 'string', value: 'NAME', help: 'the runner PodTemplate (default khrun-runner)' },
   ...OLD_NAMESPACES,
@@ -49,6 +44,20 @@ export const tick: CliCommand = {
       'HealthChecks one each): a Job made from the khrun-runner PodTemplate of the runner namespace ' +
       '(--mode job, the default), or an asynchronous invocation of --function (--mode lambda). It never ' +
       'runs a check itself. Exit 1 when a dispatch failed.',
+    examples: [
+      {
+        what: 'dispatch the due checks of two namespaces as runner Jobs',
+        line: 'khrun tick -n checks,team-a',
+      },
+      {
+        what: 'the decisions as JSON, for a script',
+        line: 'khrun tick -o json',
+      },
+      {
+        what: 'dispatch as Lambda invocations instead of Jobs',
+        line: 'khrun tick --mode lambda --function khrun-runCheck',
+      },
+    ],
     flags: {
       ...scopeFlags('dispatch in', {
         values: ['json', 'yaml'],
@@ -92,6 +101,8 @@ export const tick: CliCommand = {
       'KHRUN_DISPATCH_TTL',
       'KHRUN_BATCH_SIZE',
       'KHRUN_TICK_CONCURRENCY',
+      'KHRUN_NOTIFY_CONFIG_FILE',
+      'KHRUN_NOTIFY_CONFIG',
       'KHRUN_TAKE_OVER',
       'KHRUN_NAMESPACE',
       'POD_NAMESPACE',
@@ -102,7 +113,7 @@ export const tick: CliCommand = {
   async run({ values }, ctx) {
     const options = tickOptions({ flags: values, env: ctx.env });
     const { kc, dispatch } = options;
-    const log = logPort(loggerFor(options.logLevel));
+    const log = logPort(loggerFor(ctx, options.logLevel));
     // The tick's one client object: unbounded (the tick bounds its claims and dispatches itself).
     const client = kubeClient(kc, { log });
     const dispatcher =
@@ -133,80 +144,7 @@ export const tick: CliCommand = {
       output: options.output,
       log,
       write: ctx.write,
-    });
-  },
-};
-
-/**
- * The runner template of a dry run: the PodTemplate when it can be read; when it does not exist (nothing
- * installed yet) or cannot be read (forbidden), a placeholder and a note that says so. A dry run shows what
- * the CronJobs would be; only the runner's image and settings are then unknown.
- */
-export async function dryRunTemplate(
-  read: () => Promise<V1PodTemplate>,
-  ref: RunnerTemplateRef,
-): Promise<{ template: V1PodTemplateSpec; note?: string }> {
-  let why: string;
-  try {
-    const found = await read();
-    if (found.template) return { template: found.template };
-    why = 'has no template';
-  } catch (error) {
-    const kind = classifyApiError(error);
-    if (kind === ApiErrorKind.NotFound) why = 'does not exist';
-    else if (kind === ApiErrorKind.Forbidden) why = 'cannot be read (forbidden)';
-    else throw error;
-  }
-  const template = placeholderRunnerTemplate(ref);
-  const image = template.spec?.containers[0]?.image;
-  return {
-    template,
-    note:
-      `the runner PodTemplate ${ref.namespace}/${ref.name} ${why}: rendered with a placeholder runner ` +
-      `(image ${JSON.stringify(image)}); apply infra/deploy before a real sync`,
-  };
-}
-
-/** `khrun sync`: one CronJob per khcheck. */
-export const sync: CliCommand = {
-  spec: {
-    name: 'sync',
-    summary: 'one CronJob per khcheck (schedule from runInterval); removes those of deleted khchecks',
-    description:
-      'Keeps one CronJob khrun-<check> per khcheck in its namespace, owned by the khcheck, made from the ' +
-      'khrun-runner PodTemplate (server-side apply, field manager khrun-sync), and deletes the CronJobs of ' +
-      'khchecks that are gone. --dry-run changes nothing and prints what it would do; without the ' +
-      'PodTemplate it renders a placeholder runner and says so.',
-    flags: {
-      ...scopeFlags('sync in', {
-        values: ['yaml', 'json'],
-        help: 'print the CronJobs as yaml (schedule notes as comments) or json (default: a line per CronJob)',
-      }),
-      'dry-run': { type: 'boolean', help: 'change nothing; print what would be applied and deleted' },
-      ...runnerFlags('template-namespace'),
-    },
-    env: ['KUBECONFIG', 'KHRUN_NAMESPACES', 'KHRUN_NAMESPACE', 'POD_NAMESPACE', 'POWERTOOLS_LOG_LEVEL'],
-  },
-  async run({ values }, ctx) {
-    const options = syncOptions({ flags: values, env: ctx.env });
-    const { template: ref } = options;
-    const client = kubeClient(options.kc);
-    const { template, note } = options.dryRun
-      ? await dryRunTemplate(
-          () => client.core.readNamespacedPodTemplate({ name: ref.name, namespace: ref.namespace }),
-          ref,
-        )
-      : { template: await readRunnerTemplate(client, ref.namespace, ref.name), note: undefined };
-    return syncCommand({
-      kube: syncKube(client),
-      scope: options.scope,
-      template,
-      jobOptions: DEFAULT_RUN_JOB_OPTIONS,
-      dryRun: options.dryRun,
-      output: options.output,
-      notes: note ? [note] : [],
-      log: logPort(loggerFor(options.logLevel)),
-      write: ctx.write,
+      notify: options.notify,
     });
   },
 };

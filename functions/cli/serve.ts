@@ -14,6 +14,16 @@ export const serve: CliCommand = {
       '/status and /json, Prometheus metrics at /metrics, and /healthz and /readyz; with a trigger token ' +
       '(KHRUN_TRIGGER_TOKEN_FILE or KHRUN_TRIGGER_TOKEN), POST /api/run starts a run of a check. On SIGTERM ' +
       '/readyz answers 503, requests and triggered runs in flight get the drain time, then it exits 0.',
+    examples: [
+      {
+        what: 'the report endpoint, status page and metrics on port 8080',
+        line: 'khrun serve --port 8080',
+      },
+      {
+        what: 'for one namespace, taking unsigned v2-style reports',
+        line: 'khrun serve -n checks --allow-unsigned-reports',
+      },
+    ],
     flags: {
       ...commonFlags({
         namespaces: {
@@ -54,6 +64,10 @@ export const serve: CliCommand = {
           'reports, each identified by a pod LIST (else KHRUN_ALLOW_UNSIGNED_REPORTS=true)',
       },
       'no-status': { type: 'boolean', help: 'serve reports only: no status routes, no metrics' },
+      'no-reports': {
+        type: 'boolean',
+        help: 'serve status and metrics only: no report key needed, every report refused',
+      },
       'no-error-label': {
         type: 'boolean',
         help: "drop the metrics' error label (else KHRUN_SUPPRESS_ERROR_LABEL)",
@@ -83,6 +97,8 @@ export const serve: CliCommand = {
       'KHRUN_ALLOW_UNSIGNED_REPORTS',
       'POD_IP',
       'KHRUN_LEASE_SECONDS',
+      'KHRUN_NOTIFY_CONFIG_FILE',
+      'KHRUN_NOTIFY_CONFIG',
       'POD_NAME',
       'POWERTOOLS_LOG_LEVEL',
     ],
@@ -91,7 +107,7 @@ export const serve: CliCommand = {
     const { logLevel, ...options } = serveOptions({ flags: values, env: ctx.env });
     return serveCommand({
       ...options,
-      log: logPort(loggerFor(logLevel)),
+      log: logPort(loggerFor(ctx, logLevel)),
       signal: signalOnTermination(),
       write: ctx.write,
     });

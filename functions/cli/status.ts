@@ -16,6 +16,24 @@ export const status: CliCommand = {
       'on a terminal and plain when piped. -o wide adds the outcome, node and a run in progress; -o json ' +
       "and -o yaml print Kuberhealthy v2's status document. With -w it then follows the khstates and prints " +
       'a line per check whose result changed (-o json: one JSON object per change) until interrupted.',
+    examples: [
+      {
+        what: 'every check in every namespace, with its last result',
+        line: 'khrun status',
+      },
+      {
+        what: 'one namespace, more columns',
+        line: 'khrun status -n checks -o wide',
+      },
+      {
+        what: "Kuberhealthy v2's status document, for a script",
+        line: 'khrun status -o json',
+      },
+      {
+        what: 'the table, then each change as it happens',
+        line: 'khrun status -n checks -w',
+      },
+    ],
     flags: {
       ...commonFlags({
         namespaces: {
@@ -52,11 +70,19 @@ export const describe: CliCommand = {
   spec: {
     name: 'describe',
     args: 'CHECK',
+    completeArgs: 'khchecks',
     summary: 'a check, its active or last run, errors, history and events',
     description:
       'Shows one check as kubectl describe would: the khcheck, its status, the active or last run as a ' +
       'timeline (claim, pod created, scheduled, started, report accepted, recorded, exited), the errors, ' +
-      'the history and the Events. Exit 2 when neither a khcheck nor a khstate has that name.',
+      "the checker's log tail (khrun logs prints it whole), the history and the Events. Exit 2 when " +
+      'neither a khcheck nor a khstate has that name.',
+    examples: [
+      {
+        what: 'one check: its last run as a timeline, errors, history, events',
+        line: 'khrun describe ping -n checks',
+      },
+    ],
     flags: commonFlags({
       namespaces: {
         kind: 'one',
@@ -78,6 +104,7 @@ export const describe: CliCommand = {
       client: kubeClient(options.kc),
       nowMs: () => Date.now(),
       write: ctx.write,
+      warn: ctx.warn,
     });
   },
 };

@@ -1,11 +1,12 @@
-import { handbackCommand, takeoverCommand } from '../../lib/commands/takeover.ts';
+import { confirmationOf, handbackCommand, takeoverCommand } from '../../lib/commands/takeover.ts';
 import { handbackOptions, takeoverOptions } from '../../lib/config/takeover-options.ts';
 import { logPort } from '../../lib/core/log.ts';
 import { healthCheckTakeoverStates } from '../../lib/healthcheck/takeover-states.ts';
 import { kubeClient } from '../../lib/kube/kube-client.ts';
 import { takeoverKube } from '../../lib/takeover/kube-takeover.ts';
+import { terminalQuestion } from './confirm.ts';
 import { type CliCommand, loggerFor, signalOnTermination } from './context.ts';
-import { commonFlags } from './flags.ts';
+import { commonFlags, type FlagTable } from './flags.ts';
 
 const KUBE_FLAGS = commonFlags({
   namespaces: {
@@ -16,10 +17,26 @@ const KUBE_FLAGS = commonFlags({
   output: { values: ['json', 'yaml'], help: 'print the result as json or yaml (default: lines of text)' },
 });
 
+const CONFIRM_FLAGS = (what: string): FlagTable => ({
+  'dry-run': {
+    type: 'boolean',
+    help: `change nothing: print what ${what} would change (reads only)`,
+  },
+  yes: {
+    type: 'boolean',
+    short: 'y',
+    help: 'go ahead without asking (without it: a question on a terminal; elsewhere exit 2)',
+  },
+});
+
+const CONFIRMATION =
+  'It changes production objects: on a terminal it shows what it will change and asks first; elsewhere it ' +
+  'needs --yes (without it: exit 2, nothing changed). --dry-run prints the same plan and changes nothing. ';
+
 const PERMISSIONS =
   'Runs with your credentials, not the runner’s: it lists Deployments in every namespace, patches the ' +
   'Kuberhealthy Deployment, watches its pods, lists khchecks and khstates (v3: HealthChecks), updates ' +
-  'khstates (v3: HealthChecks and their status) and removes checker pods (pods/eviction).';
+  'khstates (v3: HealthChecks and their status) and deletes checker pods.';
 
 /** `khrun takeover`: Kuberhealthy v2 to zero, its khstates khrun's. */
 export const takeover: CliCommand = {
@@ -31,10 +48,26 @@ export const takeover: CliCommand = {
       'Scales the Kuberhealthy Deployment to zero, waits for its pods to be gone, then marks every ' +
       'khstate of its khchecks (v3: every HealthCheck) as khrun’s (results and history kept) and removes ' +
       'the checker pods of a run it had in flight (v3: that run is closed, its currentUUID cleared). ' +
-      'Rerun it to resume one interrupted. Exit 0: taken over; 2: no single Kuberhealthy to take over; ' +
-      '1: an API failure. ' +
+      'Rerun it to resume one interrupted. Exit 0: taken over; 2: no single Kuberhealthy to take over, or not ' +
+      'confirmed; 1: an API failure. ' +
+      CONFIRMATION +
       PERMISSIONS,
+    examples: [
+      {
+        what: 'what would change: the Deployment scaled to 0, the checks khrun would run; nothing written',
+        line: 'khrun takeover --dry-run',
+      },
+      {
+        what: 'take over from a named Kuberhealthy, without the question',
+        line: 'khrun takeover --from kuberhealthy/kuberhealthy --yes',
+      },
+      {
+        what: 'the plan as JSON, for a review or a script',
+        line: 'khrun takeover -n kuberhealthy --dry-run -o json',
+      },
+    ],
     flags: {
+      ...CONFIRM_FLAGS('takeover'),
       from: {
         type: 'string',
         value: 'NAMESPACE/NAME',
@@ -46,7 +79,7 @@ export const takeover: CliCommand = {
   },
   async run({ values }, ctx) {
     const options = takeoverOptions({ flags: values, env: ctx.env });
-    const log = logPort(loggerFor(options.logLevel));
+    const log = logPort(loggerFor(ctx, options.logLevel));
     const client = kubeClient(options.kc, { log });
     return takeoverCommand({
       kube: { ...takeoverKube(client), healthChecks: healthCheckTakeoverStates(client) },
@@ -55,6 +88,8 @@ export const takeover: CliCommand = {
       signal: signalOnTermination(),
       output: options.output,
       write: ctx.write,
+      warn: ctx.warn,
+      confirmation: confirmationOf({ ...options, ask: terminalQuestion() }),
       ...(options.from ? { from: options.from } : {}),
       ...(options.namespace ? { namespace: options.namespace } : {}),
       podsGoneTimeoutMs: options.podsGoneTimeoutMs,
@@ -72,9 +107,21 @@ export const handback: CliCommand = {
       'Marks the khstates khrun took over as Kuberhealthy’s again (khrun run and the tick refuse them from ' +
       'then on), waits for khrun’s runs of them still live to finish (at most until their deadlines), then ' +
       'scales Kuberhealthy back to the replicas it had. Exit 0: handed back; 2: khrun took over no ' +
-      'Kuberhealthy (or several: name one); 1: an API failure. ' +
+      'Kuberhealthy (or several: name one), or not confirmed; 1: an API failure. ' +
+      CONFIRMATION +
       PERMISSIONS,
+    examples: [
+      {
+        what: 'what would change: the checks given back, the replicas restored; nothing written',
+        line: 'khrun handback --dry-run',
+      },
+      {
+        what: 'give the checks back and scale Kuberhealthy to 2 replicas, without the question',
+        line: 'khrun handback --to kuberhealthy/kuberhealthy --replicas 2 --yes',
+      },
+    ],
     flags: {
+      ...CONFIRM_FLAGS('handback'),
       to: {
         type: 'string',
         value: 'NAMESPACE/NAME',
@@ -91,7 +138,7 @@ export const handback: CliCommand = {
   },
   async run({ values }, ctx) {
     const options = handbackOptions({ flags: values, env: ctx.env });
-    const log = logPort(loggerFor(options.logLevel));
+    const log = logPort(loggerFor(ctx, options.logLevel));
     const client = kubeClient(options.kc, { log });
     return handbackCommand({
       kube: { ...takeoverKube(client), healthChecks: healthCheckTakeoverStates(client) },
@@ -100,6 +147,8 @@ export const handback: CliCommand = {
       signal: signalOnTermination(),
       output: options.output,
       write: ctx.write,
+      warn: ctx.warn,
+      confirmation: confirmationOf({ ...options, ask: terminalQuestion() }),
       ...(options.to ? { to: options.to } : {}),
       ...(options.namespace ? { namespace: options.namespace } : {}),
       ...(options.replicas !== undefined ? { replicas: options.replicas } : {}),

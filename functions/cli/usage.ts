@@ -99,7 +99,10 @@ function flagColumn(name: string, f: FlagSpec): string {
   return `${f.short ? `-${f.short}, ` : '    '}--${name}${value}`;
 }
 
-/** `khrun help COMMAND`: synopsis, description, the flags it parses (but hidden and old ones), environment. */
+/**
+ * `khrun help COMMAND`: synopsis, description, the flags it parses (but hidden and old ones), environment,
+ * then the examples (last, as kubectl prints them).
+ */
 export function commandUsage(spec: CommandSpec): string {
   // The command's own flags first, then the common ones in the shared table's order, -h last.
   const rank = (name: string) => (name === 'help' ? 2 : Object.hasOwn(COMMON_FLAGS, name) ? 1 : 0);
@@ -123,6 +126,7 @@ export function commandUsage(spec: CommandSpec): string {
     out.push('', wrap(`environment (a flag wins over its variable): ${spec.env.join(', ')}`, WIDTH));
   if (spec.dev)
     out.push('', 'A developer command: it runs from a khrun checkout (npx khrun), not from the image.');
+  out.push('', 'examples:', ...spec.examples.flatMap((e) => [`  # ${e.what}`, `  ${e.line}`]));
   return out.join('\n');
 }
 
@@ -135,7 +139,7 @@ export function overview(specs: readonly CommandSpec[]): string {
     'usage: khrun <command> [flags]',
     '',
     'commands:',
-    ...specs.map((s) => `  ${s.name.padEnd(10)}${s.summary}`),
+    ...specs.map((s) => `  ${s.name.padEnd(12)}${s.summary}`),
     '',
     wrap(
       `The commands that talk to a cluster take kubectl's flags, spelled the same in each: ${common}. ` +

@@ -53,6 +53,16 @@ export const version: CliCommand = {
       'the commit it was made from (the image and the npm package do); -o json or -o yaml print only the ' +
       'document {version, revision, node} (revision only when known). The image carries the same version ' +
       'and revision as its OCI labels org.opencontainers.image.version and .revision.',
+    examples: [
+      {
+        what: "khrun's version and Node.js's",
+        line: 'khrun version',
+      },
+      {
+        what: 'the same as JSON, for a script',
+        line: 'khrun version -o json',
+      },
+    ],
     flags: {
       output: {
         ...COMMON_FLAGS.output,

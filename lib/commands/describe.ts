@@ -35,6 +35,7 @@ import {
 import { readTotals } from '../state/totals.ts';
 import { runDurationSeconds } from '../status/run-duration.ts';
 import { hasRun } from '../status/status-json.ts';
+import { type DescribeLog, readDescribeLog, renderDescribeLog } from './describe-log.ts';
 import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
 
 /** Everything `khrun describe` shows, as read from the API server. */
@@ -47,6 +48,8 @@ export interface DescribeView {
   events: CoreV1Event[];
   /** Set when what is described is a Kuberhealthy v3 HealthCheck (check and state are its views). */
   kind?: typeof HC_KIND;
+  /** The checker's log tail of the described run (describe-log.ts); absent: not read. */
+  log?: DescribeLog;
 }
 
 const ms = (t: Date | string | undefined | null) => (t ? new Date(t).getTime() : Number.NaN);
@@ -150,6 +153,7 @@ export function renderDescribe(view: DescribeView, opts: { nowMs: number; color:
     for (const [at, what] of timeline.lines)
       out.push(`  ${`+${shortDuration(Math.max(0, at - start))}`.padEnd(9)}${safe(what)}`);
   }
+  if (view.log) out.push(...renderDescribeLog(view.log, color));
   const history = readHistory(state).reverse();
   out.push(history.length ? 'History (newest first):' : 'History:       <none>');
   if (history.length) {
@@ -269,6 +273,8 @@ export async function describeCommand(opts: {
   color: boolean;
   nowMs: () => number;
   write: (text: string) => void;
+  /** Why there is nothing to show (stderr). */
+  warn: (text: string) => void;
 }): Promise<number> {
   const khcheck = await readDescribeView(opts.client, opts.namespace, opts.name);
   const view =
@@ -276,9 +282,12 @@ export async function describeCommand(opts: {
       ? khcheck
       : await readHealthCheckDescribeView(opts.client, opts.namespace, opts.name);
   if (!view) {
-    opts.write(`khrun: no khcheck, khstate or HealthCheck named ${opts.name} in namespace ${opts.namespace}`);
+    opts.warn(`khrun: no khcheck, khstate or HealthCheck named ${opts.name} in namespace ${opts.namespace}`);
     return EXIT.usage;
   }
-  opts.write(renderDescribe(view, { nowMs: opts.nowMs(), color: opts.color }));
+  const log = await readDescribeLog(opts.client, view);
+  opts.write(
+    renderDescribe({ ...view, ...(log ? { log } : {}) }, { nowMs: opts.nowMs(), color: opts.color }),
+  );
   return EXIT.ok;
 }

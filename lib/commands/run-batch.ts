@@ -52,7 +52,7 @@ export async function runBatchCommand(opts: BatchCommandOptions): Promise<number
   } catch (error) {
     opts.log.error('batch runner failed', { error: loggableError(error) });
     const message = error instanceof Error ? error.message : String(error);
-    opts.write(
+    opts.warn(
       `khrun: batch of ${opts.checks.length} checks failed: ${safe(message, { keepNewlines: true })}`,
     );
     return EXIT.runnerError;

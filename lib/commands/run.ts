@@ -9,10 +9,14 @@ import type { SessionSettings } from '../session/session.ts';
 import { formatDocument } from './document.ts';
 import { runExitCode, runResultJson } from './job-run.ts';
 
-/** How a run command prints: the format, the writer of its result, and a person's progress lines. */
+/**
+ * How a run command prints: the format, the writer of its result (stdout: with json or yaml nothing else),
+ * where its errors go (stderr), and a person's progress lines.
+ */
 export interface CommandOutput {
   output: 'text' | 'json' | 'yaml';
   write: (line: string) => void;
+  warn: (line: string) => void;
   /** Progress lines for a person at a terminal; undefined when not on one. */
   progress?: (line: string) => void;
 }
@@ -53,11 +57,11 @@ export async function runCommand(opts: RunCommandOptions): Promise<number> {
     return runExitCode(result);
   } catch (error) {
     if (error instanceof CheckNotFoundError || error instanceof JobNotFoundError) {
-      opts.write(`khrun: ${safe(error.message, { keepNewlines: true })}`);
+      opts.warn(`khrun: ${safe(error.message, { keepNewlines: true })}`);
       return EXIT.usage;
     }
     opts.log.error('runner failed', { error: loggableError(error) });
-    opts.write(
+    opts.warn(
       `khrun: run of ${opts.target.namespace}/${opts.target.name} failed: ${safe(error instanceof Error ? error.message : String(error), { keepNewlines: true })}`,
     );
     return EXIT.runnerError;

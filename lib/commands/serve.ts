@@ -7,6 +7,7 @@ import { healthCheckReportRoute } from '../healthcheck/report-route.ts';
 import { loggableError } from '../kube/errors.ts';
 import { type KubeClient, kubeClient, runnerClient, syncServerClock } from '../kube/kube-client.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import { readLogTail } from '../logs/read-tail.ts';
 import type { UnsignedPolicy } from '../report/authorize-report.ts';
 import { DEFAULT_MAX_BODY_BYTES, REPORT_PATH } from '../report/http-server.ts';
 import type { ReportKey } from '../report/report-token.ts';
@@ -16,6 +17,7 @@ import { runTarget } from '../session/run-target.ts';
 import { type RunSettings, runSettings } from '../session/session.ts';
 import type { MetricsOptions } from '../status/error-label.ts';
 import { startHealthCheckCache } from '../status/healthcheck-cache.ts';
+import { cachedTails } from '../status/log-tail-cache.ts';
 import { startStateCache } from '../status/state-cache.ts';
 import { statusRoutes } from '../status/status-routes.ts';
 import { TRIGGER_PATH } from '../trigger/gate.ts';
@@ -95,6 +97,8 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
           currentMaster: opts.identity,
           clock,
           metrics: opts.metrics,
+          // /api/logs: checker log tails through the API server's pods/log, each pod at most once a minute.
+          readTail: cachedTails((key) => readLogTail(client.core, key), { nowMs: () => clock.nowMs() }),
         }),
       ]
     : [];
@@ -179,8 +183,14 @@ async function serveUntilSignal(
     scope,
     ...(trigger ? { trigger: TRIGGER_PATH, reportingUrl } : {}),
   });
+  // No key and unsigned refused: `--no-reports` (serve-options.ts), a status server.
+  const reports = opts.reportKey !== undefined || opts.unsigned !== 'refuse';
+  const base = serve.url.slice(0, -REPORT_PATH.length);
   opts.write(
-    `khrun serve: reports at ${serve.url} for ${scope}; status at /, /status and /metrics; health at /healthz and /readyz` +
+    (reports
+      ? `khrun serve: reports at ${serve.url} for ${scope}; status at /, /status and /metrics`
+      : `khrun serve: status at ${base}/, /status and /metrics for ${scope}; no reports taken (--no-reports)`) +
+      '; health at /healthz and /readyz' +
       (trigger
         ? `; runs triggered at POST ${TRIGGER_PATH} (bearer token), their pods reporting to ${reportingUrl}`
         : ''),

@@ -3,6 +3,8 @@ import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { escapeControls } from '../core/terminal-text.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import type { NotifyConfig } from '../notify/config.ts';
+import { fetchSender } from '../notify/http.ts';
 import type { Dispatcher } from '../schedule/dispatcher.ts';
 import type { DueTimings } from '../schedule/due.ts';
 import type { TickEntry } from '../schedule/tick-entry.ts';
@@ -28,6 +30,8 @@ export interface TickCommandOptions {
   output: 'text' | 'json' | 'yaml';
   log: Log;
   write: (line: string) => void;
+  /** Notifications: the outboxes the tick sweeps after dispatching (lib/notify/sweep.ts). */
+  notify?: NotifyConfig;
 }
 
 /** One line per check: what the tick decided and what it sent; an API error's text shown escaped. */
@@ -55,7 +59,14 @@ function entryLine(e: TickEntry, nowMs: number): string {
 /** `khrun tick`: exit 0 when every due check was dispatched (or taken by another tick), 1 when a dispatch failed. */
 export async function tickCommand(opts: TickCommandOptions): Promise<number> {
   const entries = await runTick(
-    { kube: opts.kube, dispatcher: opts.dispatcher, clock: opts.clock, log: opts.log, ids: opts.ids },
+    {
+      kube: opts.kube,
+      dispatcher: opts.dispatcher,
+      clock: opts.clock,
+      log: opts.log,
+      ids: opts.ids,
+      ...(opts.notify ? { notify: { config: opts.notify, http: fetchSender } } : {}),
+    },
     {
       scope: opts.scope,
       identity: opts.identity,

@@ -9,9 +9,11 @@ import { identity } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { cliKube } from './kubeconfig.ts';
 import { checkNamespace, oneNamespaceSetting } from './namespaces.ts';
+import type { NotifyParameterText } from './notify-options.ts';
 import { reportHosting, reportSettings } from './report-address.ts';
 import type { ParameterKeyText } from './report-key-parameter.ts';
 import { batchEventChecks, eventFieldOf } from './run-check-event.ts';
+import { type InClusterRunOptions, inClusterRunOptions, runMode } from './run-mode.ts';
 import {
   type LambdaRunCheckOptions,
   lambdaRunCheckOptions,
@@ -20,6 +22,7 @@ import {
   type RunOptions,
   runnerSettings,
   runOptions,
+  settingsBeforeKube,
 } from './run-options.ts';
 import { type ConfigInput, type Env, setting } from './setting.ts';
 import { oneOf } from './values.ts';
@@ -35,8 +38,14 @@ export interface BatchRunOptions extends RunSettings {
   killAtPhase: string | undefined;
 }
 
-/** `khrun run` runs one object, or a batch of khchecks. */
-export type RunPlan = { kind: 'one'; options: RunOptions } | { kind: 'batch'; options: BatchRunOptions };
+/**
+ * `khrun run` runs one object here, one object as a runner Job in the cluster (run-mode.ts), or a batch of
+ * khchecks here.
+ */
+export type RunPlan =
+  | { kind: 'one'; options: RunOptions }
+  | { kind: 'in-cluster'; options: InClusterRunOptions }
+  | { kind: 'batch'; options: BatchRunOptions };
 
 const NAME_VARIABLES = ['CHECK_NAME', 'KHJOB_NAME', 'HEALTHCHECK_NAME'] as const;
 
@@ -57,7 +66,13 @@ export function runPlan(input: ConfigInput<RunFlags>, checks: readonly string[] 
     });
   const batchText = many ? undefined : setting(input, { env: [BATCH_ENV] }).text;
   const named = flags.check !== undefined || flags.job !== undefined || flags.healthcheck !== undefined;
-  if (!many && (batchText === undefined || named)) return { kind: 'one', options: runOptions(input) };
+  if (!many && (batchText === undefined || named)) return onePlan(input);
+  if (flags['in-cluster'] === true)
+    throw new ConfigError({
+      setting: '--in-cluster',
+      problem: 'runs one object; a batch runs in this process',
+      remedy: 'run each check on its own (khrun run --check NAME), or the batch here with a --report-host',
+    });
   let fromEnv: BatchEntry[] | undefined;
   if (batchText !== undefined) {
     const both = NAME_VARIABLES.find((v) => input.env[v]);
@@ -98,6 +113,16 @@ export function runPlan(input: ConfigInput<RunFlags>, checks: readonly string[] 
   };
 }
 
+/** One object: here, or as a runner Job when no report host can be found or --in-cluster says so. */
+function onePlan(input: ConfigInput<RunFlags>): RunPlan {
+  // The settings that need no kubeconfig fail first, as in runOptions; the mode needs the kubeconfig.
+  settingsBeforeKube(input);
+  const kube = cliKube(input);
+  return runMode(input, kube) === 'in-cluster'
+    ? { kind: 'in-cluster', options: inClusterRunOptions(input, kube) }
+    : { kind: 'one', options: runOptions(input, kube) };
+}
+
 export interface LambdaBatchOptions extends RunSettings {
   checks: BatchEntry[];
   cluster: ClusterAccess;
@@ -120,6 +145,7 @@ export function lambdaRunPlan(input: {
   event: unknown;
   env: Env;
   keyParameter?: ParameterKeyText;
+  notifyParameter?: NotifyParameterText;
 }): LambdaRunPlan {
   const checks = batchEventChecks(input.event);
   if (checks === undefined) return { kind: 'one', options: lambdaRunCheckOptions(input) };
@@ -129,7 +155,7 @@ export function lambdaRunPlan(input: {
     kind: 'batch',
     options: {
       checks: list,
-      ...runnerSettings(config),
+      ...runnerSettings(config, input.notifyParameter),
       ...lambdaRunnerSettings(config, input.keyParameter),
     },
   };

@@ -2,8 +2,12 @@ import type { NamespaceScope } from '../kube/scope.ts';
 import { ConfigError } from './config-error.ts';
 import { type ConfigInput, type Flags, flagSet, type Setting, setting } from './setting.ts';
 
-/** Where khrun itself is installed when nothing says otherwise (infra/deploy). */
-export const DEFAULT_RUNNER_NAMESPACE = 'kuberhealthy';
+/**
+ * Where khrun itself is installed when nothing says otherwise (infra/deploy): its own namespace, not
+ * Kuberhealthy's, so that removing a Kuberhealthy (v3's manifests delete the namespace kuberhealthy) leaves
+ * khrun running.
+ */
+export const DEFAULT_RUNNER_NAMESPACE = 'khrun';
 /** The check namespace when no flag, variable or kubeconfig context names one (kubectl's default). */
 export const DEFAULT_CHECK_NAMESPACE = 'default';
 
@@ -111,7 +115,7 @@ export function checkNamespace(s: Setting, contextNamespace?: string): string {
 /**
  * Where khrun itself is installed, where tick and sync read the `khrun-runner` PodTemplate and the tick
  * creates Jobs: `--runner-namespace` / KHRUN_NAMESPACE, else POD_NAMESPACE (the downward API, in a pod),
- * else `kuberhealthy`. Never the kubeconfig context's namespace: that is where a person works, not where
+ * else `khrun`. Never the kubeconfig context's namespace: that is where a person works, not where
  * khrun is installed (`default` on the local cluster).
  */
 export function runnerNamespace(s: Setting): string {

@@ -10,8 +10,9 @@ import { identity, logLevel } from './common.ts';
 import { ConfigError } from './config-error.ts';
 import { healthCheckName } from './healthcheck-name.ts';
 import { khjobName } from './job-name.ts';
-import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
+import { type CliKube, cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { CHECK_NAMESPACE_ENV, checkNamespace, objectName, oneNamespaceSetting } from './namespaces.ts';
+import { type NotifyParameterText, notifyConfig } from './notify-options.ts';
 import { externalReportingUrl, type ReportFlags, reportHosting, reportSettings } from './report-address.ts';
 import { reportKey } from './report-key.ts';
 import type { ParameterKeyText } from './report-key-parameter.ts';
@@ -23,7 +24,9 @@ import { integer, oneOf, required, secondsMs } from './values.ts';
 type IterationSettings = ReturnType<typeof runnerSettings>;
 
 /** The object to run, but its namespace: a khjob or HealthCheck when one is named, else CHECK_NAME's khcheck. */
-function objectToRun(input: ConfigInput<{ check?: string; [flag: string]: string | boolean | undefined }>): {
+export function objectToRun(
+  input: ConfigInput<{ check?: string; [flag: string]: string | boolean | undefined }>,
+): {
   kind: KindName;
   name: string;
 } {
@@ -42,8 +45,13 @@ function objectToRun(input: ConfigInput<{ check?: string; [flag: string]: string
  * What every run of an invocation shares, one check's or a batch's: the lease, how many finished checker
  * pods each check keeps, and the log level.
  */
-export function runnerSettings(input: ConfigInput): RunSettings & { logLevel: LogLevel } {
+export function runnerSettings(
+  input: ConfigInput,
+  notifyParameter?: NotifyParameterText,
+): RunSettings & { logLevel: LogLevel } {
+  const notify = notifyConfig(input, notifyParameter);
   return {
+    ...(notify ? { notify } : {}),
     leaseMs: secondsMs(setting(input, { env: ['KHRUN_LEASE_SECONDS'] }), {
       defaultSeconds: ITERATION_DEFAULTS.leaseMs / 1000,
     }),
@@ -72,6 +80,9 @@ export interface RunFlags extends KubeconfigFlags, ReportFlags {
   /** A Kuberhealthy v3 HealthCheck to run instead of a khcheck (else HEALTHCHECK_NAME). */
   healthcheck?: string;
   namespace?: string;
+  /** Run as a runner Job in the cluster (run-mode.ts); --local: in this process. */
+  'in-cluster'?: boolean;
+  local?: boolean;
   /** Refused: a run is one check in one namespace. */
   'all-namespaces'?: boolean;
   output?: string;
@@ -92,14 +103,9 @@ export interface RunOptions extends IterationSettings {
  * `khrun run`: flags and environment (CHECK_NAME, CHECK_NAMESPACE, KHRUN_LEASE_SECONDS, ...). -n takes one
  * namespace; -A and a comma list are refused.
  */
-export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
-  const object = objectToRun(input);
-  const settings = runnerSettings(input);
-  const output = oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text');
-  const namespaceSetting = oneNamespaceSetting(input, 'a run is one check in one namespace');
-  const report = reportSettings(input);
-  // Every setting that needs no kubeconfig is checked first: a bad value fails before any file is read.
-  const kube = cliKube(input);
+export function runOptions(input: ConfigInput<RunFlags>, loaded?: CliKube): RunOptions {
+  const { object, settings, output, namespaceSetting, report } = settingsBeforeKube(input);
+  const kube = loaded ?? cliKube(input);
   return {
     ...settings,
     kc: kube.kc,
@@ -108,6 +114,21 @@ export function runOptions(input: ConfigInput<RunFlags>): RunOptions {
     report: reportHosting(report, { files: kube.files, clusterName: kube.kc.getCurrentCluster()?.name }),
     output,
     killAtPhase: setting(input, { env: ['KHRUN_FAILPOINT_KILL_AT'] }).text,
+  };
+}
+
+/**
+ * Every setting of one object's `khrun run` that needs no kubeconfig, validated: checked before any
+ * kubeconfig is read (by runOptions, and by the choice of where the run happens), so a bad value fails
+ * first, whatever the kubeconfig.
+ */
+export function settingsBeforeKube(input: ConfigInput<RunFlags>) {
+  return {
+    object: objectToRun(input),
+    settings: runnerSettings(input),
+    output: oneOf(setting(input, { flags: ['output'] }), ['text', 'json', 'yaml'], 'text'),
+    namespaceSetting: oneNamespaceSetting(input, 'a run is one check in one namespace'),
+    report: reportSettings(input),
   };
 }
 
@@ -134,6 +155,7 @@ export function lambdaRunCheckOptions(input: {
   event: unknown;
   env: Env;
   keyParameter?: ParameterKeyText;
+  notifyParameter?: NotifyParameterText;
 }): LambdaRunCheckOptions {
   const config: ConfigInput<RunEventFlags> = {
     flags: runEventFlags(input.event),
@@ -141,7 +163,7 @@ export function lambdaRunCheckOptions(input: {
     flagLabel: eventFieldOf,
   };
   const object = objectToRun(config);
-  const settings = runnerSettings(config);
+  const settings = runnerSettings(config, input.notifyParameter);
   const namespace = checkNamespace(setting(config, { flags: ['namespace'], env: CHECK_NAMESPACE_ENV }));
   return {
     ...settings,

@@ -13,7 +13,7 @@ export interface RunnerTemplateRef {
 
 /**
  * --runner-namespace (or the command's older alias: tick's --job-namespace, sync's --template-namespace) /
- * KHRUN_NAMESPACE / POD_NAMESPACE / `kuberhealthy`; --pod-template, default `khrun-runner`.
+ * KHRUN_NAMESPACE / POD_NAMESPACE / `khrun`; --pod-template, default `khrun-runner`.
  */
 export function runnerTemplate(input: ConfigInput<Flags>, aliasFlag: string): RunnerTemplateRef {
   const name = setting(input, { flags: ['pod-template'] });

@@ -62,9 +62,22 @@ export interface TakeoverFlags extends KubeconfigFlags {
   to?: string;
   replicas?: string;
   output?: string;
+  'dry-run'?: boolean;
+  yes?: boolean;
 }
 
-export interface TakeoverOptions {
+/** --dry-run (change nothing, print what would change) and --yes (go ahead without asking). */
+export interface ConfirmSettings {
+  dryRun: boolean;
+  yes: boolean;
+}
+
+const confirmSettings = (input: ConfigInput<TakeoverFlags>): ConfirmSettings => ({
+  dryRun: flagSet(input, 'dry-run'),
+  yes: flagSet(input, 'yes'),
+});
+
+export interface TakeoverOptions extends ConfirmSettings {
   kc: KubeConfig;
   /** The Kuberhealthy Deployment (namespace/name); undefined: the only one found (in namespace, if set). */
   from?: string;
@@ -90,10 +103,11 @@ export function takeoverOptions(input: ConfigInput<TakeoverFlags>): TakeoverOpti
     podsGoneTimeoutMs,
     output,
     logLevel: level,
+    ...confirmSettings(input),
   };
 }
 
-export interface HandbackOptions {
+export interface HandbackOptions extends ConfirmSettings {
   kc: KubeConfig;
   to?: string;
   namespace?: string;
@@ -116,5 +130,6 @@ export function handbackOptions(input: ConfigInput<TakeoverFlags>): HandbackOpti
     ...(replicas !== undefined ? { replicas } : {}),
     output,
     logLevel: level,
+    ...confirmSettings(input),
   };
 }

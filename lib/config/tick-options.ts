@@ -2,12 +2,14 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { MAX_BATCH_CHECKS } from '../batch/batch-entry.ts';
 import type { LogLevel } from '../core/log.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import type { NotifyConfig } from '../notify/config.ts';
 import { DEFAULT_BATCH_SIZE, DEFAULT_TICK_CONCURRENCY } from '../schedule/dispatch-due.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from '../schedule/due.ts';
 import { type ClusterAccess, clusterAccess } from './cluster-access.ts';
 import { identity, logLevel } from './common.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { namespacesScope } from './namespaces.ts';
+import { type NotifyParameterText, notifyConfig } from './notify-options.ts';
 import { type RunnerTemplateRef, runnerTemplate } from './runner-template.ts';
 import { type ConfigInput, type Env, type Flags, NO_FLAGS, setting } from './setting.ts';
 import { goDurationMs, httpUrl, oneOf, required, wholeInRange } from './values.ts';
@@ -33,6 +35,8 @@ interface TickSettings {
   /** The most claims and dispatches in flight at once. */
   concurrency: number;
   logLevel: LogLevel;
+  /** The notification configuration: the tick delivers what runners left in outboxes (lib/notify/sweep.ts). */
+  notify?: NotifyConfig;
 }
 
 /**
@@ -41,8 +45,10 @@ interface TickSettings {
  */
 const MAX_TICK_CONCURRENCY = 256;
 
-function tickSettings(input: ConfigInput<Flags>): TickSettings {
+function tickSettings(input: ConfigInput<Flags>, notifyParameter?: NotifyParameterText): TickSettings {
+  const notify = notifyConfig(input, notifyParameter);
   return {
+    ...(notify ? { notify } : {}),
     scope: namespacesScope(input, ['KHRUN_NAMESPACES']),
     timings: {
       ...DEFAULT_DUE_TIMINGS,
@@ -131,8 +137,11 @@ export interface LambdaTickOptions extends TickSettings {
 }
 
 /** The tick Lambda: always dispatches to the runCheck function. */
-export function lambdaTickOptions(input: { env: Env }): LambdaTickOptions {
+export function lambdaTickOptions(input: {
+  env: Env;
+  notifyParameter?: NotifyParameterText;
+}): LambdaTickOptions {
   const config: ConfigInput<Flags> = { flags: {}, env: input.env, flagLabel: NO_FLAGS };
-  const settings = tickSettings(config);
+  const settings = tickSettings(config, input.notifyParameter);
   return { ...settings, dispatch: lambdaTarget(config), cluster: clusterAccess(config) };
 }

@@ -110,7 +110,7 @@ export function httpUrl(s: Setting): string | undefined {
     throw invalid(
       s,
       'must be an http or https URL',
-      'give one such as http://kuberhealthy.kuberhealthy.svc/externalCheckStatus',
+      'give one such as http://khrun-server.khrun.svc/externalCheckStatus',
     );
   return s.text;
 }

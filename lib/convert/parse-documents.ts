@@ -11,6 +11,8 @@ export interface SourceText {
 export interface SourceDocument {
   origin: string;
   value: unknown;
+  /** Where in a file: the document's number in the stream (from 1), and the item's in a List (from 1). */
+  at?: { document: number; item?: number };
 }
 
 /** Text that is neither YAML nor JSON: where, and the parser's own words (line and column). */
@@ -70,9 +72,13 @@ export function parseDocuments(
     const origin = many ? `${source.origin}, document ${i + 1}` : source.origin;
     if (isList(value))
       value.items.forEach((item, j) => {
-        documents.push({ origin: `${origin}, item ${j + 1}`, value: item });
+        documents.push({
+          origin: `${origin}, item ${j + 1}`,
+          value: item,
+          at: { document: i + 1, item: j + 1 },
+        });
       });
-    else documents.push({ origin, value });
+    else documents.push({ origin, value, at: { document: i + 1 } });
   });
   return { documents };
 }

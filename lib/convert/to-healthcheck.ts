@@ -96,7 +96,7 @@ export function toHealthCheck(doc: JsonObject, from: 'khcheck' | 'khjob'): Conve
       hint: `a ${source}'s podSpec is the PodSpec itself: move the fields under spec.podSpec.spec up one level`,
     },
   });
-  if ('problem' in pod) problems.push(pod.problem);
+  if ('problems' in pod) problems.push(...pod.problems);
   else {
     // Fields v2.7.1's schema lacks were pruned from the stored khcheck: v2 never used them, and carried into
     // a HealthCheck they would start to count (a container's restartPolicy: Always is one in v2.7.1's own cmd/).

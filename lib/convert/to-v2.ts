@@ -114,7 +114,7 @@ export function toV2(doc: JsonObject): Converted {
       });
     else {
       const pod = podSpecField(wrapper.spec, ['spec', 'podSpec', 'spec'], {});
-      if ('problem' in pod) problems.push(pod.problem);
+      if ('problems' in pod) problems.push(...pod.problems);
       else {
         findings.push(...dropV3OnlyPodFields(pod.pod, ['spec', 'podSpec', 'spec'], 'to-v2'));
         findings.push(...writeNeverRestart(pod.pod, ['spec', 'podSpec', 'spec'], 'v2'));

@@ -1,3 +1,4 @@
+import type { LogItem } from '@aws-lambda-powertools/logger';
 import { Logger } from '@aws-lambda-powertools/logger';
 
 /** The subset of the Powertools logger the engines use. */
@@ -23,11 +24,31 @@ export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL'
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
- * Structured JSON logs (Powertools), one line per state change. Created once per process at the edge and
- * passed in; per-iteration keys (check, namespace) are appended by the caller.
+ * A Powertools logger whose every record, whatever its level, is one JSON line given to `write`. The class
+ * closes over `write` because Powertools prints what was logged during its constructor from inside it,
+ * before a subclass's own fields exist.
  */
-export function createLogger(opts: { service?: string; level?: LogLevel } = {}): Logger {
-  return new Logger({ serviceName: opts.service ?? 'khrun', logLevel: opts.level ?? 'INFO' });
+function lineLogger(options: ConstructorParameters<typeof Logger>[0], write: (line: string) => void): Logger {
+  class LineLogger extends Logger {
+    protected override printLog(_logLevel: number, log: LogItem): void {
+      log.prepareForPrint();
+      write(JSON.stringify(log.getAttributes(), this.getJsonReplacer()));
+    }
+  }
+  return new LineLogger(options);
+}
+
+/**
+ * Structured JSON logs (Powertools), one line per state change. Created once per process at the edge and
+ * passed in; per-iteration keys (check, namespace) are appended by the caller. Without `write`, Powertools'
+ * own routing (INFO and DEBUG on stdout, WARN and above on stderr: a Lambda handler, where CloudWatch reads
+ * both); with it, every record goes there as one line (the CLI: stderr, so stdout holds only its output).
+ */
+export function createLogger(
+  opts: { service?: string; level?: LogLevel; write?: (line: string) => void } = {},
+): Logger {
+  const options = { serviceName: opts.service ?? 'khrun', logLevel: opts.level ?? 'INFO' };
+  return opts.write ? lineLogger(options, opts.write) : new Logger(options);
 }
 
 /** A logger that drops everything, for tests and quiet modes. */

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.ts';
 import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import type { KubePort } from '../kube/port.ts';
+import type { RunNotifier } from '../notify/run-notifier.ts';
 import type { EndpointProbe } from './endpoint-probe.ts';
 import type { EventSink } from './events.ts';
 
@@ -18,4 +19,9 @@ export interface AcquireDeps {
    * possibly alive, so an adopted pod is always kept.
    */
   endpoints?: EndpointProbe;
+  /**
+   * Decides each outcome's alert transition inside the outcome's own write and delivers what it queued
+   * afterwards (lib/notify); absent: no notifications, and the writes are exactly as without it.
+   */
+  notify?: RunNotifier;
 }

@@ -68,7 +68,12 @@ export async function acquireRun(
       }
       let base = state ?? newKhState(check.name, check.namespace);
       if (decision.kind === 'close-stale') {
-        const ctx = { nowMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
+        const ctx = {
+          nowMs,
+          runner: opts.runner,
+          runIntervalMs: check.runIntervalMs,
+          timeoutMs: check.timeoutMs,
+        };
         ({ closed, next: base } = await closeStale(deps, check, base, decision.run, ctx));
       }
       const run = newRun(deps, check, nowMs, opts);
@@ -94,7 +99,19 @@ export async function closeStale(
   ctx: RecordContext,
 ): Promise<{ closed: ClosedRun; next: KhState }> {
   const closed = await closeStaleRun(deps, check, base, run, ctx.nowMs);
-  return { closed, next: recordOutcome(base, closed.run, closed.outcome, ctx) };
+  const recorded = recordOutcome(base, closed.run, closed.outcome, ctx);
+  // Its notification is queued in the same write, for nobody in particular: the tick's sweep or the next
+  // outcome write of this check (which leases what is due) delivers it.
+  const next = deps.notify
+    ? await deps.notify.decide(recorded, {
+        check: check.source,
+        runIntervalMs: check.runIntervalMs,
+        outcome: closed.outcome,
+        runUuid: closed.run.uuid,
+        atMs: ctx.nowMs,
+      })
+    : recorded;
+  return { closed, next };
 }
 
 /**

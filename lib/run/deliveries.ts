@@ -13,7 +13,7 @@ import type { RunOutcome } from '../state/outcome.ts';
 import type { KhState, ValidCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
 import type { AwaitOptions } from './await-outcome.ts';
-import { announceRecorded, type WrittenOutcome, writeOutcome } from './finish.ts';
+import { announceRecorded, notifyRecorded, type WrittenOutcome, writeOutcome } from './finish.ts';
 import { holdReports, type ReportInbox } from './report-inbox.ts';
 
 /** A delivered report waits at least this long for an unreachable API server (as the endpoint's store path). */
@@ -22,7 +22,10 @@ const MIN_HOLD_MS = 15_000;
 /** A run's deliveries (awaitOutcome's option) and what is left to do once the wait ended. */
 export interface RunDeliveries {
   deliveries: NonNullable<AwaitOptions['deliveries']>;
-  /** Resolves once the Event of an outcome recorded from a delivery was emitted (at once when none). */
+  /**
+   * Resolves once the Event of an outcome recorded from a delivery was emitted and the notifications its
+   * write queued for this invocation were delivered (at once when none).
+   */
   announced(): Promise<void>;
   /** Stops taking reports for the run: call it however the iteration ends. */
   close(): void;
@@ -39,7 +42,13 @@ export function runDeliveries(
   check: ValidCheck,
   run: ActiveRun,
   inbox: ReportInbox,
-  opts: { runRef: RunRef; runner: string; maxAttempts: number; signal: AbortSignal },
+  opts: {
+    runRef: RunRef;
+    runner: string;
+    maxAttempts: number;
+    signal: AbortSignal;
+    onPhase?: (phase: string) => void;
+  },
 ): RunDeliveries {
   const held = holdReports(inbox, opts.runRef);
   let announcing: Promise<void> = Promise.resolve();
@@ -48,8 +57,12 @@ export function runDeliveries(
       open: (receiver) => held.attach(receiver),
       record: async (outcome, state) => {
         const written = await recordDelivered(deps, check, run, { ...opts, outcome, held: state });
+        // The Event and the notifications, side by side, while the run waits for its pod to exit.
         if (written.kind === 'recorded')
-          announcing = announceRecorded(deps, check, run, written, opts.runner);
+          announcing = Promise.all([
+            announceRecorded(deps, check, run, written, opts.runner),
+            notifyRecorded(deps, check, run, written, opts),
+          ]).then(() => undefined);
         return written;
       },
     },
@@ -85,7 +98,13 @@ async function recordDelivered(
     try {
       if (!held) {
         const current = await deps.kube.readState(check.namespace, check.name);
-        if (landed(current, report)) return { kind: 'recorded', outcome, atMs: deps.clock.nowMs() };
+        if (landed(current, report))
+          return {
+            kind: 'recorded',
+            outcome,
+            atMs: deps.clock.nowMs(),
+            ...(current ? { state: current } : {}),
+          };
         held = current ?? undefined;
       }
       return await writeOutcome(deps, check, run, outcome, { ...write, held });

@@ -1,5 +1,6 @@
 import { shortId } from '../core/ids.ts';
 import { done, RetriesExhausted, updateKhStateWithRetry, write } from '../kube/cas.ts';
+import type { RecordedOutcome } from '../notify/run-notifier.ts';
 import { type AcceptedReport, type ActiveRun, readAcceptedReport } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import { reportedOutcome } from '../state/outcomes.ts';
@@ -20,7 +21,8 @@ export function reconcileWithReport(outcome: RunOutcome, state: KhState, run: Ac
 }
 
 export type WrittenOutcome =
-  | { kind: 'recorded'; outcome: RunOutcome; atMs: number }
+  /** state: the khstate as written (absent when the write's answer was lost and it was found landed). */
+  | { kind: 'recorded'; outcome: RunOutcome; atMs: number; state?: KhState }
   | { kind: 'superseded'; holding: Exclude<Holding, { kind: 'held' }> };
 
 export interface FinishOptions {
@@ -52,7 +54,7 @@ export function writeOutcome(
     maxAttempts: opts.maxAttempts,
     log: deps.log,
     initial: opts.held,
-    decide: (current) => {
+    decide: async (current) => {
       const holding = holdingOf(current, run);
       if (holding.kind !== 'held') return done({ kind: 'superseded', holding });
       const state = opts.report
@@ -60,23 +62,73 @@ export function writeOutcome(
         : holding.state;
       const final = reconcileWithReport(outcome, state, run);
       const atMs = deps.clock.nowMs();
-      const ctx = { nowMs: atMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
-      return write(recordOutcome(state, run, final, ctx), () => ({ kind: 'recorded', outcome: final, atMs }));
+      const ctx = {
+        nowMs: atMs,
+        runner: opts.runner,
+        runIntervalMs: check.runIntervalMs,
+        timeoutMs: check.timeoutMs,
+      };
+      const recorded = recordOutcome(state, run, final, ctx);
+      const next = deps.notify
+        ? await deps.notify.decide(recorded, notified(check, run, final, atMs, opts.runner))
+        : recorded;
+      return write(next, (written) => ({ kind: 'recorded', outcome: final, atMs, state: written }));
     },
   });
 }
 
-/** writeOutcome, then announceRecorded; undefined when the run was no longer this invocation's. */
+/** What the engine tells notifications of an outcome it wrote (lib/notify/run-notifier.ts). */
+export function notified(
+  check: ValidCheck,
+  run: ActiveRun,
+  outcome: RunOutcome,
+  atMs: number,
+  runner: string,
+): RecordedOutcome {
+  return {
+    check: check.source,
+    runIntervalMs: check.runIntervalMs,
+    outcome,
+    runUuid: run.uuid,
+    atMs,
+    holder: run.holder ?? runner,
+  };
+}
+
+/**
+ * After an outcome write landed: the notifications it queued for this invocation are delivered (phase
+ * 'notifying' first, the fault suite's failpoint) and marked done. Best effort: never throws.
+ */
+export async function notifyRecorded(
+  deps: AcquireDeps,
+  check: ValidCheck,
+  run: ActiveRun,
+  written: { outcome: RunOutcome; atMs: number; state?: KhState },
+  opts: { runner: string; onPhase?: (phase: string) => void },
+): Promise<void> {
+  if (!deps.notify || !written.state) return;
+  const o = notified(check, run, written.outcome, written.atMs, opts.runner);
+  if (deps.notify.pending(written.state, o)) opts.onPhase?.('notifying');
+  await deps.notify.afterWrite(written.state, o);
+}
+
+/**
+ * writeOutcome, then announceRecorded and the notifications the write queued, side by side; undefined
+ * when the run was no longer this invocation's.
+ */
 export async function finishRun(
   deps: AcquireDeps,
   check: ValidCheck,
   run: ActiveRun,
   outcome: RunOutcome,
-  opts: FinishOptions,
+  opts: FinishOptions & { onPhase?: (phase: string) => void },
 ): Promise<RunOutcome | undefined> {
   const written = await writeOutcome(deps, check, run, outcome, opts);
   if (written.kind !== 'recorded') return undefined;
-  await announceRecorded(deps, check, run, written, opts.runner);
+  await Promise.all([
+    announceRecorded(deps, check, run, written, opts.runner),
+    notifyRecorded(deps, check, run, written, opts),
+  ]);
   return written.outcome;
 }
 

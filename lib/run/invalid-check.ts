@@ -1,11 +1,13 @@
+import { parseGoDuration } from '../core/duration.ts';
 import { shortId } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { updateKhStateWithRetry, write } from '../kube/cas.ts';
+import type { RecordedOutcome } from '../notify/run-notifier.ts';
 import { type ActiveRun, newKhState } from '../state/khstate.ts';
 import type { RunOutcome } from '../state/outcome.ts';
 import { executionErrorOutcome } from '../state/outcomes.ts';
 import { recordOutcome, recordWithoutRun } from '../state/record.ts';
-import type { KhCheck } from '../state/resources.ts';
+import type { KhCheck, KhState } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
 import { announceOutcome } from './announce.ts';
 import { decideClaim } from './claim.ts';
@@ -26,25 +28,46 @@ export async function recordInvalidCheck(
 ): Promise<RunOutcome> {
   const { namespace, name } = source.metadata;
   const outcome = executionErrorOutcome({ namespace, name }, reason, { node: '', durationMs: 0 });
+  // The invocation that delivers the notification this write may queue.
+  const holder = `${opts.runner}/${deps.ids.runUuid()}`;
   const recorded = await updateKhStateWithRetry<InvalidRecorded>(deps.kube, source.metadata, {
     writer: 'invalid-check',
     maxAttempts: opts.maxAttempts,
     log: deps.log,
-    decide: (state) => {
+    decide: async (state) => {
       const atMs = deps.clock.nowMs();
       const ctx = { nowMs: atMs, runner: opts.runner };
       const decision = decideClaim(state, atMs);
       const base = state ?? newKhState(name, namespace);
+      const notice = (runUuid: string) => ({
+        check: source,
+        runIntervalMs: intervalOf(source),
+        outcome,
+        runUuid,
+        atMs,
+        holder,
+      });
+      const notify = async (recorded: KhState, runUuid: string) =>
+        deps.notify ? deps.notify.decide(recorded, notice(runUuid)) : recorded;
       if (decision.kind === 'adopt' || decision.kind === 'close-stale') {
         const closed = decision.run;
         const durationMs = Math.max(0, Math.min(atMs, closed.deadlineMs) - closed.startedAtMs);
-        const next = recordOutcome(base, closed, { ...outcome, durationMs }, ctx);
-        return write(next, () => ({ atMs, live: false, closed }));
+        const next = await notify(recordOutcome(base, closed, { ...outcome, durationMs }, ctx), closed.uuid);
+        return write(next, (written) => ({
+          atMs,
+          live: false,
+          closed,
+          written,
+          notice: notice(closed.uuid),
+        }));
       }
       const live = decision.kind === 'busy';
-      return write(recordWithoutRun(base, outcome, ctx), () => ({ atMs, live, closed: undefined }));
+      const runUuid = deps.ids.runUuid();
+      const next = await notify(recordWithoutRun(base, outcome, ctx), runUuid);
+      return write(next, (written) => ({ atMs, live, closed: undefined, written, notice: notice(runUuid) }));
     },
   });
+  await deps.notify?.afterWrite(recorded.written, recorded.notice);
   if (recorded.closed) await removeRunPods(deps, { namespace, name }, recorded.closed.uuid);
   logInvalid(deps.log, reason, recorded);
   await announceOutcome(
@@ -57,6 +80,8 @@ export async function recordInvalidCheck(
 
 interface InvalidRecorded {
   atMs: number;
+  written: KhState;
+  notice: RecordedOutcome;
   /** A run whose runner is alive was left to it. */
   live: boolean;
   /** The orphaned run this write closed. */
@@ -69,4 +94,10 @@ function logInvalid(log: Log, reason: string, recorded: InvalidRecorded) {
     live: recorded.live,
     ...(recorded.closed ? { closedRun: shortId(recorded.closed.uuid) } : {}),
   });
+}
+
+/** The khcheck's runInterval when it parses (an invalid check's may not): a firing alert's renewal window. */
+function intervalOf(source: KhCheck): number {
+  const d = parseGoDuration(String(source.spec?.runInterval ?? ''));
+  return d.ok && d.ns > 0 ? d.ns / 1e6 : 600_000;
 }

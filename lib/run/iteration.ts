@@ -133,6 +133,7 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
       runner: cfg.runner,
       maxAttempts,
       signal: cfg.signal,
+      onPhase: phase,
     });
   try {
     const pod = await ensureCheckerPod(deps, check, run, {
@@ -148,7 +149,12 @@ export async function runIteration(deps: AcquireDeps, cfg: IterationConfig): Pro
         durationMs: Math.max(0, deps.clock.nowMs() - run.startedAtMs),
       });
       const held = acquired.state;
-      const recorded = await finishRun(deps, check, run, outcome, { runner: cfg.runner, maxAttempts, held });
+      const recorded = await finishRun(deps, check, run, outcome, {
+        runner: cfg.runner,
+        maxAttempts,
+        held,
+        onPhase: phase,
+      });
       return { kind: 'recorded', runUuid: run.uuid, outcome: recorded ?? outcome, adopted };
     }
     if (pod.kind === 'created') phase('pod created', { pod: pod.name });
@@ -226,6 +232,7 @@ async function conclude(
     runner: cfg.runner,
     maxAttempts,
     held: waited.held,
+    onPhase: cfg.onPhase,
   });
   if (!recorded) return superseded;
   // The recording write was the fence: the run is closed, by us, so its pods are ours to remove.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { V1Container, V1EnvVar, V1JobSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar, V1Job, V1JobSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { KindName } from '../core/run-target.ts';
 import { DEFAULT_FINISHED_JOB_TTL, type FinishedJobTtl, finishedJobTtlSeconds } from './job-retention.ts';
 
@@ -156,4 +156,35 @@ export function runJobSpec(template: V1PodTemplateSpec, check: CheckRef, opts: R
     },
     opts,
   );
+}
+
+/**
+ * The runner Job of one check: its metadata (managed-by, component `run`, the check's label and name
+ * annotations, by which khrun finds it: runnerJobChecks) and runJobSpec's spec. The tick's dispatch and a
+ * person's `khrun run` in the cluster (lib/rerun) both make theirs here, so a Job a person starts is the
+ * tick's but for its name: `name`, or `generateName` for the API server to complete.
+ */
+export function runJob(
+  template: V1PodTemplateSpec,
+  check: CheckRef,
+  opts: RunJobOptions,
+  at: { namespace: string } & ({ name: string } | { generateName: string }),
+): V1Job {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      ...at,
+      labels: {
+        [MANAGED_BY_LABEL]: MANAGED_BY,
+        [COMPONENT_LABEL]: 'run',
+        [CHECK_LABEL]: checkLabelValue(check),
+      },
+      annotations: {
+        [RUNNER_CHECK_NAME_ANNOTATION]: check.name,
+        [RUNNER_CHECK_NAMESPACE_ANNOTATION]: check.namespace,
+      },
+    },
+    spec: runJobSpec(template, check, opts),
+  };
 }

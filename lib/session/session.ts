@@ -7,6 +7,11 @@ import type { KindPorts, RunResult, SessionKit, TargetRun } from '../kinds/kind.
 import { KINDS, kindOf } from '../kinds/registry.ts';
 import { type KubeClient, runnerClient } from '../kube/kube-client.ts';
 import type { KubePort } from '../kube/port.ts';
+import type { NotifyConfig } from '../notify/config.ts';
+import { fetchSender } from '../notify/http.ts';
+import { kubeNamespaceDefaults } from '../notify/namespace-defaults.ts';
+import { createNotifier } from '../notify/notifier.ts';
+import { type RunNotifier, runNotifier } from '../notify/run-notifier.ts';
 import { DEFAULT_MAX_BODY_BYTES, type RunningServer, startReportServer } from '../report/http-server.ts';
 import { kubeCallerLookup } from '../report/kube-lookup.ts';
 import type { ReportHosting } from '../report/report-hosting.ts';
@@ -28,11 +33,13 @@ export interface RunSettings {
   leaseMs?: number;
   /** Finished checker pods kept per check (KHRUN_KEEP_FINISHED_PODS; default ITERATION_DEFAULTS). */
   keepFinishedPods?: number;
+  /** The notification configuration (KHRUN_NOTIFY_CONFIG...: lib/config/notify-options.ts); none: no notifications. */
+  notify?: NotifyConfig;
 }
 
 /** The run settings of a wider object (a trigger's options, an invocation's), as their type names them. */
 export function runSettings(o: RunSettings): RunSettings {
-  return { leaseMs: o.leaseMs, keepFinishedPods: o.keepFinishedPods };
+  return { leaseMs: o.leaseMs, keepFinishedPods: o.keepFinishedPods, notify: o.notify };
 }
 
 /** What a session is opened with: the run settings, and who runs, where pods report, which client. */
@@ -138,6 +145,20 @@ export async function openSession(opts: SessionOptions): Promise<Session> {
   );
   const urlOf = (kind: KindName) => urls.get(kind) as ReportingUrl;
   const probe = endpointProbeFor(opts.report);
+  // One notifier per session: one delivery budget, one read of each namespace's defaults, for every run.
+  const notifier =
+    opts.notify &&
+    createNotifier(opts.notify, {
+      http: fetchSender,
+      clock,
+      log: opts.log,
+      readDefaults: kubeNamespaceDefaults(client),
+    });
+  const notifiers = new Map<KindName, RunNotifier>(
+    notifier
+      ? Object.values(KINDS).map((k) => [k.name, runNotifier(notifier, k.name, portsOf(k.name).kube)])
+      : [],
+  );
   const hostsReports = opts.report.kind === 'hosted';
   const kitFor = (kind: KindName): SessionKit => {
     const ports = portsOf(kind);
@@ -151,6 +172,7 @@ export async function openSession(opts: SessionOptions): Promise<Session> {
         log: run.log ?? opts.log,
         events: ports.events,
         endpoints: probe,
+        ...(notifiers.has(kind) ? { notify: notifiers.get(kind) } : {}),
       }),
       iterate: (deps, run) =>
         runIteration(deps, {

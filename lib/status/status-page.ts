@@ -5,7 +5,8 @@ import { goJson } from './status-json.ts';
 /*
  * The status page: one self-contained document (HTML, CSS, vanilla JS; no build step, nothing loaded from
  * elsewhere). The server embeds the current data so the page shows the checks at once; the script then
- * fetches fresh data every few seconds. All check text reaches the DOM through textContent or as SVG
+ * fetches fresh data every few seconds, and a card's last-run log tail when its section is opened. All
+ * check text, log lines included, reaches the DOM through textContent or as SVG
  * attribute values set by the script, never as markup; the embedded JSON escapes `<`, so it cannot close
  * its script element. A Content-Security-Policy allows exactly this script and this style, by hash.
  */
@@ -38,6 +39,9 @@ svg.chart{display:block;width:100%;height:40px;margin-top:6px}
 svg.chart .ok{fill:var(--ok)}svg.chart .fail{fill:var(--fail)}svg.chart .skip{fill:var(--skip)}
 svg.chart .base{stroke:var(--line)}
 .caption{color:var(--muted);font-size:11px}
+details.log{margin-top:6px}details.log summary{cursor:pointer;color:var(--muted);font-size:12px}
+pre.logtext{margin:4px 0 0;padding:6px 8px;max-height:16em;overflow:auto;background:var(--bg);border:1px solid var(--line);border-radius:4px;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;overflow-wrap:anywhere}
+.lognote{color:var(--muted);font-size:11px}
 .empty{color:var(--muted);padding:24px}
 `;
 
@@ -72,6 +76,54 @@ function age(ms) {
   return Math.floor(sec / 86400) + 'd';
 }
 const now = () => data.nowMs + (Date.now() - receivedAt);
+// The last run's log of a card, by check key: fetched when its section is opened (a failing check's opens by
+// itself, for the first cfg.autoOpenLogs of them) and again after a newer run; shown as text only.
+const logs = new Map();
+let autoOpened = 0;
+function logUrl(c) {
+  return cfg.logsUrl + '?namespace=' + encodeURIComponent(c.namespace) + '&' +
+    (c.kind === 'HealthCheck' ? 'healthcheck' : 'khcheck') + '=' + encodeURIComponent(c.name) + '&format=json';
+}
+async function loadLog(c, entry) {
+  entry.loading = true;
+  entry.runMs = c.lastRunMs;
+  try {
+    const res = await fetch(logUrl(c), { cache: 'no-store', headers: { accept: 'application/json' } });
+    const body = await res.json();
+    entry.error = res.ok ? null : (body && body.error) || 'HTTP ' + res.status;
+    entry.body = res.ok ? body : null;
+  } catch (e) {
+    entry.error = e && e.message ? e.message : String(e);
+    entry.body = null;
+  }
+  entry.loading = false;
+  render();
+}
+function logSection(c) {
+  if (!c.hasRun || c.lastRunMs === null) return null;
+  let entry = logs.get(c.key);
+  if (!entry) {
+    entry = { open: !c.ok && autoOpened < cfg.autoOpenLogs, runMs: null, loading: false, error: null, body: null };
+    if (entry.open) autoOpened++;
+    logs.set(c.key, entry);
+  }
+  const fresh = () => entry.open && !entry.loading && entry.runMs !== c.lastRunMs;
+  if (fresh()) loadLog(c, entry);
+  const b = entry.body;
+  const content = entry.error ? h('div', { class: 'lognote' }, entry.error)
+    : !b ? h('div', { class: 'lognote' }, 'loading…')
+    : b.lines.length === 0 ? h('div', { class: 'lognote' }, 'the log is empty')
+    : h('div', {}, h('pre', { class: 'logtext' }, b.lines.join('\\n')),
+        b.truncated || b.endMissing ? h('div', { class: 'lognote' }, (b.endMissing ? 'its last lines are too long: the end is cut; ' :
+          'the last ' + b.lines.length + ' lines; ') + 'khrun logs ' + c.name + ' -n ' + c.namespace + ' prints the whole log') : null);
+  const details = h('details', { class: 'log' }, h('summary', {}, "last run's log" + (b ? ' (pod ' + b.pod + ')' : '')), content);
+  if (entry.open) details.setAttribute('open', '');
+  details.addEventListener('toggle', () => {
+    entry.open = details.open;
+    if (fresh()) loadLog(c, entry);
+  });
+  return details;
+}
 function chart(c) {
   const n = Math.max(cfg.historySlots, c.history.length), w = 300, top = 34, slot = w / n;
   const max = Math.max(1, ...c.history.map((e) => e.durationMs));
@@ -105,7 +157,8 @@ function card(c) {
       c.kind ? h('span', { class: 'kind', title: 'Kuberhealthy v3 ' + c.kind }, c.kind) : null,
       h('span', { class: 'state' }, !c.hasRun ? 'PENDING' : c.ok ? 'OK' : 'FAILING')),
     stats, running, errors, c.history.length ? chart(c) : null,
-    c.history.length ? h('div', { class: 'caption' }, 'last ' + (c.history.length === 1 ? 'run' : c.history.length + ' runs, oldest first') + '; height: duration') : null);
+    c.history.length ? h('div', { class: 'caption' }, 'last ' + (c.history.length === 1 ? 'run' : c.history.length + ' runs, oldest first') + '; height: duration') : null,
+    logSection(c));
 }
 function render() {
   const started = performance.now();
@@ -157,6 +210,10 @@ export interface StatusPageOptions {
   data: PageData;
   /** Where the script fetches fresh PageData (the query string of the page is appended). */
   dataUrl: string;
+  /** Where the script fetches a card's log tail (log-route.ts). */
+  logsUrl: string;
+  /** How many failing checks' log sections open (and fetch) by themselves. */
+  autoOpenLogs: number;
   refreshMs: number;
   /** Bars drawn in each chart, so a check with few runs keeps the same scale. */
   historySlots: number;
@@ -164,7 +221,13 @@ export interface StatusPageOptions {
 
 /** The complete HTML document. */
 export function renderStatusPage(opts: StatusPageOptions): string {
-  const config = { dataUrl: opts.dataUrl, refreshMs: opts.refreshMs, historySlots: opts.historySlots };
+  const config = {
+    dataUrl: opts.dataUrl,
+    logsUrl: opts.logsUrl,
+    autoOpenLogs: opts.autoOpenLogs,
+    refreshMs: opts.refreshMs,
+    historySlots: opts.historySlots,
+  };
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -6,6 +6,8 @@ import type { HealthCheck } from '../healthcheck/resources.ts';
 import { DEFAULT_HISTORY_BOUNDS } from '../state/history.ts';
 import type { KhState } from '../state/resources.ts';
 import type { MetricsOptions } from './error-label.ts';
+import { answerLogRequest, LOG_ROUTE_PATH } from './log-route.ts';
+import type { ReadTailFn } from './log-tail-cache.ts';
 import { METRICS_CONTENT_TYPE, renderMetrics } from './metrics.ts';
 import { buildPageData } from './page-data.ts';
 import { buildStatus, goJson, parseNamespaceFilter } from './status-json.ts';
@@ -19,6 +21,8 @@ export const STATUS_PATHS = {
   metrics: '/metrics',
   /** The page's own data (with history); not a stable API. */
   pageData: '/status/data',
+  /** The log tail of a check's last run (log-route.ts), as Kuberhealthy v3's route of that path. */
+  logs: LOG_ROUTE_PATH,
 } as const;
 
 export interface StatusRoutesOptions {
@@ -36,6 +40,8 @@ export interface StatusRoutesOptions {
   metadata?: Record<string, string>;
   /** How often the page fetches fresh data (default 5 s). */
   refreshMs?: number;
+  /** Reads checker log tails for /api/logs (khrun serve: pods/log, cached); absent: that route answers 501. */
+  readTail?: ReadTailFn;
 }
 
 /** A request as the status routes need it, independent of the HTTP runtime (node:http, Lambda URLs). */
@@ -129,6 +135,28 @@ export async function handleStatusRequest(
     });
     return { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE, ...NO_STORE }, body };
   }
+  if (path === STATUS_PATHS.logs) {
+    const answer = await answerLogRequest(url.searchParams, {
+      states,
+      healthChecks,
+      ...(opts.readTail ? { readTail: opts.readTail } : {}),
+    });
+    return answer.text === undefined
+      ? {
+          status: answer.status,
+          headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE },
+          body: goJson(answer.json ?? {}),
+        }
+      : {
+          status: answer.status,
+          headers: {
+            'content-type': 'text/plain; charset=utf-8',
+            'x-content-type-options': 'nosniff',
+            ...NO_STORE,
+          },
+          body: answer.text,
+        };
+  }
   const pageData = () =>
     buildPageData(states, { namespaces, currentMaster: opts.currentMaster, nowMs, healthChecks });
   if (path === STATUS_PATHS.pageData) {
@@ -142,6 +170,8 @@ export async function handleStatusRequest(
     const body = renderStatusPage({
       data: pageData(),
       dataUrl: STATUS_PATHS.pageData,
+      logsUrl: STATUS_PATHS.logs,
+      autoOpenLogs: 8,
       refreshMs: opts.refreshMs ?? 5_000,
       historySlots: DEFAULT_HISTORY_BOUNDS.maxEntries,
     });

@@ -9,19 +9,7 @@ import { retryTransient } from '../kube/transient.ts';
 import { batchJobMetadata, runBatchJobSpec } from '../schedule/batch-job.ts';
 import type { Dispatcher } from '../schedule/dispatcher.ts';
 import { listInScope } from '../schedule/list-in-scope.ts';
-import {
-  CHECK_LABEL,
-  type CheckRef,
-  COMPONENT_LABEL,
-  checkLabelValue,
-  fitName,
-  MANAGED_BY,
-  MANAGED_BY_LABEL,
-  RUNNER_CHECK_NAME_ANNOTATION,
-  RUNNER_CHECK_NAMESPACE_ANNOTATION,
-  type RunJobOptions,
-  runJobSpec,
-} from '../schedule/run-job.ts';
+import { type CheckRef, fitName, type RunJobOptions, runJob } from '../schedule/run-job.ts';
 import { KHCHECK_PLURAL, KHSTATE_PLURAL, type KhCheck, type KhState } from '../state/resources.ts';
 import type { TickKube } from './tick-port.ts';
 
@@ -94,24 +82,7 @@ export function jobDispatcher(opts: {
     runsKhJobs: true,
     runsHealthChecks: true,
     async dispatch(check: CheckRef, ref: string) {
-      await create({
-        apiVersion: 'batch/v1',
-        kind: 'Job',
-        metadata: {
-          name: ref,
-          namespace: opts.namespace,
-          labels: {
-            [MANAGED_BY_LABEL]: MANAGED_BY,
-            [COMPONENT_LABEL]: 'run',
-            [CHECK_LABEL]: checkLabelValue(check),
-          },
-          annotations: {
-            [RUNNER_CHECK_NAME_ANNOTATION]: check.name,
-            [RUNNER_CHECK_NAMESPACE_ANNOTATION]: check.namespace,
-          },
-        },
-        spec: runJobSpec(opts.template, check, opts.jobOptions),
-      });
+      await create(runJob(opts.template, check, opts.jobOptions, { name: ref, namespace: opts.namespace }));
     },
     batch: {
       refFor: (batchId, nowMs) => `khrun-batch-${stamp(nowMs)}-${batchId}`,

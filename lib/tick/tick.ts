@@ -2,9 +2,14 @@ import type { Clock } from '../core/clock.ts';
 import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
 import { targetLabel } from '../core/run-target.ts';
+import type { HealthCheck } from '../healthcheck/resources.ts';
 import { healthCheckTicks } from '../healthcheck/tick.ts';
 import { khjobTicks } from '../job/tick.ts';
+import { updateKhStateWithRetry, updateWithRetry } from '../kube/cas.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import type { NotifyConfig } from '../notify/config.ts';
+import type { HttpSender } from '../notify/http.ts';
+import { type SweepItem, sweepItem, sweepOutboxes } from '../notify/sweep.ts';
 import { DEFAULT_TICK_CONCURRENCY, dispatchDue } from '../schedule/dispatch-due.ts';
 import type { Dispatcher } from '../schedule/dispatcher.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from '../schedule/due.ts';
@@ -17,6 +22,7 @@ import {
   type ListedStates,
   type TickKind,
 } from '../schedule/tick-kind.ts';
+import type { KhState } from '../state/resources.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
 import type { TickKube } from './tick-port.ts';
 
@@ -34,7 +40,15 @@ export interface TickConfig {
   concurrency?: number;
 }
 
-type Deps = { kube: TickKube; dispatcher: Dispatcher; clock: Clock; log: Log; ids?: IdSource };
+type Deps = {
+  kube: TickKube;
+  dispatcher: Dispatcher;
+  clock: Clock;
+  log: Log;
+  ids?: IdSource;
+  /** Notifications: after dispatching, the tick delivers what outcome writes left in outboxes. */
+  notify?: { config: NotifyConfig; http: HttpSender };
+};
 
 type Settings = Required<
   Pick<TickConfig, 'identity' | 'maxAttempts' | 'takeOver' | 'batchSize' | 'concurrency'>
@@ -74,7 +88,41 @@ export async function runTick(deps: Deps, cfg: TickConfig): Promise<TickEntry[]>
   ];
   const entries: TickEntry[] = [];
   for (const kind of kinds) entries.push(...(await kind.with((k) => tickKind(deps, k, listed, s))));
+  if (deps.notify) await sweepListed(deps, deps.notify, { states, healthChecks }, cfg.identity);
   return entries;
+}
+
+/**
+ * The outboxes of the khstates and HealthChecks this tick listed anyway: what a runner left undelivered
+ * (killed after its outcome write, a receiver down) is claimed and delivered here. A khstate's outbox is
+ * written as the dispatch claim is, a HealthCheck's in its annotations (never its status).
+ */
+async function sweepListed(
+  deps: Deps,
+  notify: NonNullable<Deps['notify']>,
+  listed: { states: KhState[]; healthChecks: HealthCheck[] },
+  identity: string,
+) {
+  const { kube } = deps;
+  const items: SweepItem[] = listed.states.map((state) =>
+    sweepItem<KhState>(state, { update: (loop) => updateKhStateWithRetry(kube, state.metadata, loop) }),
+  );
+  const writes = kube.healthChecks;
+  if (writes)
+    for (const hc of listed.healthChecks)
+      items.push(
+        sweepItem<HealthCheck>(hc, {
+          update: (loop) =>
+            updateWithRetry({
+              ...loop,
+              target: `${hc.metadata.namespace}/${hc.metadata.name}`,
+              read: () => writes.get(hc.metadata.namespace, hc.metadata.name),
+              persist: (next) => writes.replace(next, loop.writer),
+            }),
+        }),
+      );
+  const swept = await sweepOutboxes({ ...notify, clock: deps.clock, log: deps.log }, items, identity);
+  if (swept.claimed) deps.log.info('outboxes swept', { ...swept });
 }
 
 /** One kind's part of the tick: decided from the lists, in label order; the due ones claimed and sent. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import { buildCheckerPod } from '../../lib/check/pod-builder.ts';
 import { validateCheck } from '../../lib/check/validate-check.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck } from '../../lib/state/resources.ts';
@@ -69,7 +70,7 @@ export async function measureAdmissionCost(
   opts: { sizes: number[]; n: number; command: string[]; log: (line: string) => void },
 ): Promise<AdmissionFigure> {
   const kc = bench.cluster.kubeConfig;
-  const runner = await bench.serviceAccountKubeConfig('kuberhealthy', 'khrun-runner');
+  const runner = await bench.serviceAccountKubeConfig(DEPLOY_NAMESPACE, 'khrun-runner');
   const namespace = 'admission-cost';
   await scaleNamespace(kc, namespace);
   const spec = { command: opts.command, runInterval: '1h', timeout: '5m' };

@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import { measureAdmissionCost } from './admission-cost.ts';
 import type { BenchCluster } from './bench-cluster.ts';
 import { goCheckerBinary } from './go-checker.ts';
@@ -48,7 +49,7 @@ function recordRate(f: ScaleFigure): number | undefined {
 /** infra/deploy applied once (through the overlay), and the tick's kubeconfig. */
 async function deployed(ctx: FleetContext): Promise<{ tickKubeconfig: string; tickUser: string }> {
   await deployForScale(ctx.bench.cluster.kubeconfigPath, ctx.cacheDir, ctx.dist);
-  const tickSa = await ctx.bench.serviceAccountKubeConfig('kuberhealthy', 'khrun-tick');
+  const tickSa = await ctx.bench.serviceAccountKubeConfig(DEPLOY_NAMESPACE, 'khrun-tick');
   const tickKubeconfig = join(ctx.bench.cluster.dir, 'bench-tick.kubeconfig');
   await writeFile(tickKubeconfig, tickSa.kc.exportConfig(), { mode: 0o600 });
   return { tickKubeconfig, tickUser: tickSa.username };
@@ -142,7 +143,7 @@ async function measureScaleRows(
       checkerCommand: [goChecker],
       tickKubeconfig,
       tickUser,
-      runnerUser: 'system:serviceaccount:kuberhealthy:khrun-runner',
+      runnerUser: `system:serviceaccount:${DEPLOY_NAMESPACE}:khrun-runner`,
       processes: ctx.processes,
       log: ctx.log,
     });
@@ -259,7 +260,7 @@ export async function lambdaSection(ctx: FleetContext) {
         { checkSeconds: 60, batch: 25, invocations: 2 },
       ];
   return measureLambdaCost(ctx.bench, cases, {
-    dist: ctx.dist,
     goChecker: await goCheckerBinary(ctx.cacheDir),
+    coldStartRounds: ctx.quick ? 2 : 5,
   });
 }

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { BatchV1Api, CustomObjectsApi, type V1Job, VersionApi } from '@kubernetes/client-node';
+import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
 import { COMPONENT_LABEL, MANAGED_BY, MANAGED_BY_LABEL } from '../../lib/schedule/run-job.ts';
 import { ANNOTATION } from '../../lib/state/khstate.ts';
@@ -119,7 +120,7 @@ export async function measureScale(
   });
   const batch = kc.makeApiClient(BatchV1Api);
   const before = new Set(
-    (await batch.listNamespacedJob({ namespace: 'kuberhealthy', labelSelector: RUN_JOBS })).items.map(
+    (await batch.listNamespacedJob({ namespace: DEPLOY_NAMESPACE, labelSelector: RUN_JOBS })).items.map(
       (j) => j.metadata?.uid,
     ),
   );
@@ -160,7 +161,7 @@ export async function measureScale(
   });
   const jobsEnded = waitForSet<V1Job, V1Job[]>({
     kc,
-    path: '/apis/batch/v1/namespaces/kuberhealthy/jobs',
+    path: `/apis/batch/v1/namespaces/${DEPLOY_NAMESPACE}/jobs`,
     labelSelector: RUN_JOBS,
     timeoutMs: timeoutMs + 300_000,
     description: 'every runner Job of this tick to end',

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
+import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import { PRELOAD } from './scale-setup.ts';
 import { spawnToExit } from './spawn-khrun.ts';
 
 /**
- * `khrun tick` over one namespace, the bundle spawned with the peak-memory preload, Jobs into kuberhealthy
+ * `khrun tick` over one namespace, the bundle spawned with the peak-memory preload, Jobs into khrun's namespace
  * (as the tick CronJob runs it); env adds KUBECONFIG and any setting (KHRUN_BATCH_SIZE).
  */
 export function spawnTick(dist: string, namespace: string, env: Record<string, string>) {
@@ -17,7 +18,7 @@ export function spawnTick(dist: string, namespace: string, env: Record<string, s
       '--namespaces',
       namespace,
       '--job-namespace',
-      'kuberhealthy',
+      DEPLOY_NAMESPACE,
     ],
     { KHRUN_FIRST_RUN_JITTER: '0s', ...env },
   );

@@ -1,6 +1,7 @@
 import { type RequestOptions, request } from 'node:https';
 import { setTimeout as delay } from 'node:timers/promises';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
 import { runnerJobChecks } from '../../lib/schedule/batch-job.ts';
 import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../lib/state/resources.ts';
@@ -66,20 +67,20 @@ async function countObjects(bench: BenchCluster, namespaces: ReadonlySet<string>
   const core = kc.makeApiClient(CoreV1Api);
   const inFleet = (o: { metadata?: { namespace?: string } }) => namespaces.has(o.metadata?.namespace ?? '');
   const [jobs, pods, allPods, states, events, allEvents] = await Promise.all([
-    kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'kuberhealthy' }),
-    core.listNamespacedPod({ namespace: 'kuberhealthy', labelSelector: 'batch.kubernetes.io/job-name' }),
+    kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: DEPLOY_NAMESPACE }),
+    core.listNamespacedPod({ namespace: DEPLOY_NAMESPACE, labelSelector: 'batch.kubernetes.io/job-name' }),
     core.listPodForAllNamespaces(),
     kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({
       group: KH_GROUP,
       version: KH_VERSION,
       plural: KHSTATE_PLURAL,
     }) as Promise<{ items: Array<{ metadata?: { namespace?: string } }> }>,
-    core.listNamespacedEvent({ namespace: 'kuberhealthy' }),
+    core.listNamespacedEvent({ namespace: DEPLOY_NAMESPACE }),
     core.listEventForAllNamespaces(),
   ]);
   const checkerPods = { items: allPods.items.filter(inFleet) };
   const checkerEvents = { items: allEvents.items.filter(inFleet) };
-  // Only what these checks made: other sections' Jobs may share the kuberhealthy namespace.
+  // Only what these checks made: other sections' Jobs may share khrun's namespace.
   const ours = jobs.items.filter((j) => runnerJobChecks(j.metadata).some((c) => namespaces.has(c.namespace)));
   const jobNames = new Set(ours.map((j) => j.metadata?.name));
   const runnerPods = pods.items.filter((p) =>
@@ -106,7 +107,7 @@ async function countObjects(bench: BenchCluster, namespaces: ReadonlySet<string>
 export async function removeAll(bench: BenchCluster, namespace: string): Promise<void> {
   const kc = bench.cluster.kubeConfig;
   const batch = kc.makeApiClient(BatchV1Api);
-  const jobs = (await batch.listNamespacedJob({ namespace: 'kuberhealthy' })).items.filter((j) =>
+  const jobs = (await batch.listNamespacedJob({ namespace: DEPLOY_NAMESPACE })).items.filter((j) =>
     runnerJobChecks(j.metadata).some((c) => c.namespace === namespace),
   );
   await kc
@@ -118,7 +119,7 @@ export async function removeAll(bench: BenchCluster, namespace: string): Promise
       batch
         .deleteNamespacedJob({
           name: j.metadata?.name ?? '',
-          namespace: 'kuberhealthy',
+          namespace: DEPLOY_NAMESPACE,
           propagationPolicy: 'Background',
         })
         .catch(() => undefined),
@@ -171,7 +172,7 @@ export async function measureSteadyState(
     samples.push({ atMs: Date.now(), counts });
     opts.log(`    tick ${i + 1}/${opts.ticks} (${tick.ms.toFixed(0)} ms): ${JSON.stringify(counts)}`);
   }
-  const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: 'kuberhealthy' });
+  const jobs = await kc.makeApiClient(BatchV1Api).listNamespacedJob({ namespace: DEPLOY_NAMESPACE });
   const ttl = jobs.items.find((j) => runnerJobChecks(j.metadata).some((c) => namespaces.has(c.namespace)))
     ?.spec?.ttlSecondsAfterFinished;
   const settledFromMs = t0 + (opts.runIntervalSeconds + (ttl ?? 600)) * 1000;
@@ -190,7 +191,7 @@ export async function measureSteadyState(
         p.finishedAtMs <= endMs,
     );
   return {
-    how: `${opts.n} khchecks, ${CHECKS_PER_NAMESPACE} to a namespace (runInterval ${runInterval}, a checker that reports at once: the Go checkclient program), khrun tick (the bundle, spawned, as khrun-tick, default batch size) every ${opts.tickPeriodSeconds} s for ${opts.ticks} ticks; after each tick API list counts (the runner Jobs of these checks and their pods in kuberhealthy; pods, khstates and events in the checks' namespaces, and the events of those Jobs and pods) and apiserver_storage_objects summed over all kinds; the samples from one interval plus the Job TTL after the first tick on. Events are the API server's to expire (--event-ttl, 1 h by default and here), not khrun's: they settle only after an hour, and the first and last samples show how far they still rose`,
+    how: `${opts.n} khchecks, ${CHECKS_PER_NAMESPACE} to a namespace (runInterval ${runInterval}, a checker that reports at once: the Go checkclient program), khrun tick (the bundle, spawned, as khrun-tick, default batch size) every ${opts.tickPeriodSeconds} s for ${opts.ticks} ticks; after each tick API list counts (the runner Jobs of these checks and their pods in ${DEPLOY_NAMESPACE}; pods, khstates and events in the checks' namespaces, and the events of those Jobs and pods) and apiserver_storage_objects summed over all kinds; the samples from one interval plus the Job TTL after the first tick on. Events are the API server's to expire (--event-ttl, 1 h by default and here), not khrun's: they settle only after an hour, and the first and last samples show how far they still rose`,
     checks: opts.n,
     runInterval,
     finishedJobTtlSeconds: ttl,

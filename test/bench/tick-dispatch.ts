@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BatchV1Api, CoreV1Api, CustomObjectsApi, type V1Job, VersionApi } from '@kubernetes/client-node';
+import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import { limiter } from '../../lib/core/limit.ts';
 import { isNotFound } from '../../lib/kube/errors.ts';
 import { kubeClient } from '../../lib/kube/kube-client.ts';
@@ -22,7 +23,7 @@ import { spawnTick } from './spawn-tick.ts';
 import { fmtMs, type Summary, summarize } from './stats.ts';
 
 // The tick alone: N khchecks due now, one `khrun tick` spawned as the tick CronJob runs it (the bundle, as
-// the khrun-tick ServiceAccount, Jobs from the khrun-runner PodTemplate of infra/deploy into kuberhealthy),
+// the khrun-tick ServiceAccount, Jobs from the khrun-runner PodTemplate of infra/deploy into khrun's namespace),
 // timed from spawn to exit. The Jobs are real: the Job controller makes their runner pods and the process
 // kubelet starts them while the tick still runs (their load is part of what the tick meets). Each sample
 // has a fresh namespace; after the tick its khchecks and its Jobs are deleted, so the runners find nothing to
@@ -84,7 +85,7 @@ async function cleanUp(bench: BenchCluster, namespace: string, jobs: V1Job[]) {
     [...names].map((name) =>
       limit(() =>
         retryTransient(() =>
-          batch.deleteNamespacedJob({ name, namespace: 'kuberhealthy', propagationPolicy: 'Background' }),
+          batch.deleteNamespacedJob({ name, namespace: DEPLOY_NAMESPACE, propagationPolicy: 'Background' }),
         ).catch((error: unknown) => {
           if (!isNotFound(error)) throw error;
         }),
@@ -101,7 +102,7 @@ async function cleanUp(bench: BenchCluster, namespace: string, jobs: V1Job[]) {
   });
   await waitForSet({
     kc,
-    path: '/api/v1/namespaces/kuberhealthy/pods',
+    path: `/api/v1/namespaces/${DEPLOY_NAMESPACE}/pods`,
     timeoutMs: 180_000,
     description: `the runner pods of ${namespace}'s Jobs to be gone`,
     decide: (pods) =>
@@ -144,7 +145,7 @@ async function sample(
     (
       await kc
         .makeApiClient(BatchV1Api)
-        .listNamespacedJob({ namespace: 'kuberhealthy', labelSelector: RUN_JOBS })
+        .listNamespacedJob({ namespace: DEPLOY_NAMESPACE, labelSelector: RUN_JOBS })
     ).items,
     namespace,
   );
@@ -260,7 +261,7 @@ async function main() {
     await deployForScale(bench.cluster.kubeconfigPath, cacheDir, dist);
     const sizes = values.n.split(',').map(Number);
     await declareNodeRoom(bench.cluster.kubeConfig, Math.max(...sizes) + 500);
-    const tickSa = await bench.serviceAccountKubeConfig('kuberhealthy', 'khrun-tick');
+    const tickSa = await bench.serviceAccountKubeConfig(DEPLOY_NAMESPACE, 'khrun-tick');
     const tickKubeconfig = join(bench.cluster.dir, 'tick-dispatch.kubeconfig');
     await writeFile(tickKubeconfig, tickSa.kc.exportConfig(), { mode: 0o600 });
     for (const batchSize of values['batch-size'].split(',').map(Number))

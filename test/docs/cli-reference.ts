@@ -40,12 +40,9 @@ function flagCell(name: string, f: FlagSpec): string {
   return f.short ? `\`-${f.short}\`, \`--${name}\`` : `\`--${name}\``;
 }
 
-/** A command's examples, when its description has them: a string or lines of shell. */
+/** A command's examples (every description has at least one): what each shows, then its line of shell. */
 function examples(spec: CommandSpec): string[] {
-  const raw = (spec as CommandSpec & { examples?: unknown }).examples;
-  const lines = typeof raw === 'string' ? raw.split('\n') : Array.isArray(raw) ? raw : [];
-  const text = lines.filter((l): l is string => typeof l === 'string');
-  return text.length ? ['Examples:', '', '```sh', ...text, '```', ''] : [];
+  return ['Examples:', '', '```sh', ...spec.examples.flatMap((e) => [`# ${e.what}`, e.line]), '```', ''];
 }
 
 function commandSection(spec: CommandSpec): string[] {

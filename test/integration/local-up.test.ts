@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BatchV1Api, CoreV1Api, KubeConfig, loadYaml, type V1Job } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, KubeConfig, loadYaml, type V1Job, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPORT_HOST_EXTENSION } from '../../lib/config/kubeconfig-report-host.ts';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
@@ -166,7 +166,7 @@ describe('khrun local up', () => {
     });
   }, 180_000);
 
-  it('against a kubeconfig without the report host, `khrun run` exits 2 and says what to set', async (ctx) => {
+  it('against a kubeconfig without the report host, `khrun run --local` exits 2 and says what to set; without --local it goes to the cluster, where khrun is not installed', async (ctx) => {
     if (skipReason) ctx.skip(skipReason);
     // The same cluster as a real one looks: its kubeconfig says nothing about where pods reach this machine.
     const doc = loadYaml<{ clusters: Array<{ cluster: { extensions?: Array<{ name: string }> } }> }>(
@@ -176,27 +176,67 @@ describe('khrun local up', () => {
     const plain = join(dir, 'kubeconfig-without-report-host');
     await writeFile(plain, JSON.stringify(doc), { mode: 0o600 });
     expect(await readFile(plain, 'utf8')).not.toContain(REPORT_HOST_EXTENSION);
+    const args = ['--check', 'from-laptop', '-n', 'laptop', '--kubeconfig', plain];
 
-    const result = await khrunRunFromLaptop([
-      '--check',
-      'from-laptop',
-      '-n',
-      'laptop',
-      '--kubeconfig',
-      plain,
-    ]);
-    expect(result.code).toBe(2);
-    const message = result.stderr.split('\n')[0];
+    const local = await khrunRunFromLaptop([...args, '--local']);
+    expect(local.code).toBe(2);
+    const message = local.stderr.split('\n')[0];
     expect(message).toMatch(
       /^khrun: KHRUN_REPORT_HOST: cannot tell at which address checker pods can reach this runner/,
     );
     expect(message).toContain('pass --report-host or set KHRUN_REPORT_HOST');
     expect(message).toContain('KH_EXTERNAL_REPORTING_URL');
+
+    // Without --local the run would be a runner Job from khrun's PodTemplate (docs/rerun.md): `khrun local
+    // up` installs no khrun, so it says what to install or which flag names where khrun is.
+    const inCluster = await khrunRunFromLaptop(args);
+    expect(inCluster.code, inCluster.stderr).toBe(2);
+    expect(inCluster.stderr).toMatch(
+      /khrun: the runner PodTemplate khrun\/khrun-runner does not exist.*khrun is not installed in namespace khrun/,
+    );
+    expect(inCluster.stderr).toContain('--runner-namespace');
+    expect(inCluster.stdout).toBe('');
     // Refused before anything ran: no new run of the check was claimed.
     expect(readLastOutcome(await readState(kc, 'laptop', 'from-laptop'))).toMatchObject({
       kind: 'Succeeded',
     });
   }, 60_000);
+
+  it('runs image khrun from the checkout as it is now, without npm run build (the bundle local up keeps current)', async (ctx) => {
+    if (skipReason) ctx.skip(skipReason);
+    const core = kc.makeApiClient(CoreV1Api);
+    // The image's ENTRYPOINT with args: what the shipped tick's and runner's pods run.
+    await core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'khrun-image' },
+        spec: {
+          restartPolicy: 'Never',
+          containers: [{ name: 'khrun', image: 'khrun:0.1.0', args: ['version', '-o', 'json'] }],
+        },
+      },
+    });
+    const phase = await waitForSet<V1Pod, string>({
+      kc,
+      path: '/api/v1/namespaces/default/pods',
+      fieldSelector: 'metadata.name=khrun-image',
+      timeoutMs: 60_000,
+      description: 'the khrun image pod to finish',
+      decide: (items) => {
+        const p = [...items.values()][0]?.status?.phase;
+        return p === 'Succeeded' || p === 'Failed' ? p : undefined;
+      },
+    });
+    const log = await core.readNamespacedPodLog({ name: 'khrun-image', namespace: 'default' });
+    expect(phase, String(log)).toBe('Succeeded');
+    expect(JSON.parse(String(log).trim())).toMatchObject({
+      version: expect.any(String),
+      node: process.version,
+    });
+    // What it ran: local up's copy of the checkout's current CLI bundle, not dist/ (npm run build).
+    const stamp = JSON.parse(await readFile(join(repoRoot, '.khrun/cli.json'), 'utf8')) as { bundle: string };
+    expect(await readFile(join(repoRoot, '.khrun/image-dist/source'), 'utf8')).toBe(stamp.bundle);
+  }, 120_000);
 
   it('runs a Job with its kubeconfig, refuses a second instance, and leaves nothing behind on SIGINT', async (ctx) => {
     if (skipReason || !first) ctx.skip(skipReason);

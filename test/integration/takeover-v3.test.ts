@@ -282,12 +282,23 @@ describe('taking over from a running Kuberhealthy v3.0.0', () => {
   it('takes over: v3 at zero, its HealthChecks khrun’s, no overlap, no gap beyond the bound', async () => {
     const clock = client.clock;
     const { apps } = client;
+    // What would change first: the plan names this v3 and its HealthChecks, and changes nothing.
+    const plan = await khrun(['takeover', '-n', khNs, '--dry-run', '-o', 'json']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(plan.stdout)).toMatchObject({
+      dryRun: true,
+      line: 'v3',
+      takeOver: CHECKS.map((c) => `${ns}/${c}`),
+    });
+    expect(
+      (await apps.listNamespacedDeployment({ namespace: khNs })).items[0]?.spec?.replicas,
+    ).toBeGreaterThan(0);
     await apps.listNamespacedDeployment({ namespace: khNs }); // a reading for the clock
     const startMs = clock.nowMs();
     const before = new Map(
       (await untilChecks(() => true, 'the HealthChecks')).map((hc) => [hc.metadata.name, hc]),
     );
-    const takeover = await khrun(['takeover', '-n', khNs, '-o', 'json']);
+    const takeover = await khrun(['takeover', '-n', khNs, '-o', 'json', '--yes']);
     await apps.listNamespacedDeployment({ namespace: khNs });
     const window = { startMs, endMs: clock.nowMs() };
     expect(takeover.code, takeover.stdout + takeover.stderr).toBe(0);
@@ -320,7 +331,13 @@ describe('taking over from a running Kuberhealthy v3.0.0', () => {
   }, 240_000);
 
   it('hands back: khrun stops, v3 resumes on the same HealthChecks', async () => {
-    const handback = await khrun(['handback', '-n', khNs]);
+    const plan = await khrun(['handback', '-n', khNs, '--dry-run', '-o', 'json']);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(plan.stdout)).toMatchObject({
+      dryRun: true,
+      handBack: CHECKS.map((c) => `${ns}/${c}`),
+    });
+    const handback = await khrun(['handback', '-n', khNs, '--yes']);
     expect(handback.code, handback.stdout + handback.stderr).toBe(0);
     const clock = client.clock;
     const marked = await untilChecks(() => true, 'the HealthChecks');

@@ -14,6 +14,7 @@ import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/st
 import { readOwnerMarker } from '../../lib/takeover/owner-marker.ts';
 import { runTick } from '../../lib/tick/tick.ts';
 import { tickKube } from '../../lib/tick/tick-kube.ts';
+import { auditEvents } from './faults/helpers/audit.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from './helpers/cluster.ts';
 import { kubectl } from './helpers/deploy.ts';
 import {
@@ -242,11 +243,55 @@ describe('taking over from a running Kuberhealthy v2.7.1', () => {
     );
   }, 180_000);
 
+  it('--dry-run says what would change and writes nothing (the audit log); without --yes, exit 2', async () => {
+    const apps = kc.makeApiClient(AppsV1Api);
+    const before = await apps.readNamespacedDeployment({ name: V2_DEPLOYMENT, namespace: khNs });
+    const startedAt = new Date(Date.now() - 1_000).toISOString();
+    const dryRun = await khrun(['takeover', '-n', khNs, '--dry-run', '-o', 'json']);
+    const unconfirmed = await khrun(['takeover', '-n', khNs]);
+    const endedAt = new Date(Date.now() + 1_000).toISOString();
+    expect(dryRun.code, dryRun.stderr).toBe(0);
+    expect(JSON.parse(dryRun.stdout)).toMatchObject({
+      dryRun: true,
+      kuberhealthy: `${khNs}/${V2_DEPLOYMENT}`,
+      line: 'v2',
+      replicas: { from: 1, to: 0 },
+      takeOver: CHECKS.map((c) => `${ns}/${c}`),
+      unchanged: [],
+    });
+    // No terminal here (stdin is not one): the real thing needs --yes.
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stdout).toBe('');
+    expect(unconfirmed.stderr).toMatch(/pass --yes to go ahead .*nothing was changed/);
+
+    // Nothing written: no write request from this test's identity in either namespace while they ran
+    // (Kuberhealthy's own writes, as its ServiceAccount, and the controllers' go on meanwhile).
+    const events = [...(await auditEvents(kc, ns)), ...(await auditEvents(kc, khNs))];
+    const admin = events.find((e) => e.objectRef?.name?.startsWith('audit-marker-'))?.user?.username;
+    expect(admin).toBeDefined();
+    const writes = events.filter(
+      (e) =>
+        e.user?.username === admin &&
+        ['create', 'update', 'patch', 'delete', 'deletecollection'].includes(e.verb) &&
+        e.requestReceivedTimestamp >= startedAt &&
+        e.requestReceivedTimestamp <= endedAt,
+    );
+    expect(writes.map((e) => `${e.verb} ${e.requestURI}`)).toEqual([]);
+    // And what they would have touched is as it was.
+    const after = await apps.readNamespacedDeployment({ name: V2_DEPLOYMENT, namespace: khNs });
+    expect(after.metadata?.generation).toBe(before.metadata?.generation);
+    expect(after.spec?.replicas).toBe(1);
+    expect(after.metadata?.annotations?.['khrun.dev/taken-over']).toBeUndefined();
+    const states = await untilStates(() => true, 'the khstates');
+    for (const st of states) expect(readOwnerMarker(st)).toBeUndefined();
+    expect((await daemon!.pods()).length).toBeGreaterThan(0);
+  }, 120_000);
+
   it('takes over: Kuberhealthy at zero, its khstates khrun’s, no overlap, no gap beyond the bound', async () => {
     const clock = client.clock;
     await client.apps.listNamespacedDeployment({ namespace: khNs }); // a reading for the clock
     const startMs = clock.nowMs();
-    const takeover = await khrun(['takeover', '-n', khNs]);
+    const takeover = await khrun(['takeover', '-n', khNs, '--yes']);
     await client.apps.listNamespacedDeployment({ namespace: khNs });
     const window = { startMs, endMs: clock.nowMs() };
     expect(takeover.code, takeover.stdout + takeover.stderr).toBe(0);
@@ -278,7 +323,7 @@ describe('taking over from a running Kuberhealthy v2.7.1', () => {
   }, 240_000);
 
   it('hands back: khrun stops, Kuberhealthy resumes from the same khstates', async () => {
-    const handback = await khrun(['handback', '-n', khNs]);
+    const handback = await khrun(['handback', '-n', khNs, '--yes']);
     expect(handback.code, handback.stdout + handback.stderr).toBe(0);
     const clock = client.clock;
     const before = await untilStates(() => true, 'the khstates');

@@ -1,6 +1,6 @@
 import { ApiException, loadAllYaml, type V1CronJob } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { dryRunTemplate } from '../../functions/cli/schedule.ts';
+import { dryRunTemplate } from '../../functions/cli/sync.ts';
 import { syncCommand } from '../../lib/commands/sync.ts';
 import { tickCommand } from '../../lib/commands/tick.ts';
 import { placeholderRunnerTemplate } from '../../lib/config/runner-template.ts';

@@ -55,13 +55,13 @@ describe('help', () => {
     const help = await khrun(['help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^usage: khrun <command> \[flags\]/);
-    for (const spec of ALL_SPECS) expect(help.stdout).toContain(`  ${spec.name.padEnd(10)}${spec.summary}`);
+    for (const spec of ALL_SPECS) expect(help.stdout).toContain(`  ${spec.name.padEnd(12)}${spec.summary}`);
     expect(await khrun(['--help'])).toEqual(help);
     expect(await khrun(['-h'])).toEqual(help);
     const unknown = await khrun(['help', 'frobnicate']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
-      `khrun: unknown command "frobnicate"\nRun 'khrun help' for the list of commands.`,
+      `khrun: unknown command "frobnicate"\nSee 'khrun help' for the list of commands.`,
     );
     expect(unknown.stdout).toBe('');
     expect((await khrun([])).code).toBe(2);
@@ -71,7 +71,9 @@ describe('help', () => {
 describe('one flag table', () => {
   it('every product command that talks to a cluster takes the common flags, spelled the same', () => {
     expect(PRODUCT_COMMANDS.filter((c) => !CLUSTER_COMMANDS.includes(c)).map((c) => c.spec.name)).toEqual([
+      'validate',
       'version',
+      'completion',
     ]);
     for (const { spec } of CLUSTER_COMMANDS) {
       for (const name of ['namespace', 'all-namespaces', 'kubeconfig', 'context', 'help'] as const) {
@@ -92,13 +94,16 @@ describe('one flag table', () => {
       run: ['json', 'yaml'],
       status: ['json', 'yaml', 'wide'],
       describe: null,
+      logs: null,
       tick: ['json', 'yaml'],
       sync: ['yaml', 'json'],
       serve: null,
       takeover: ['json', 'yaml'],
       handback: ['json', 'yaml'],
       convert: ['json', 'yaml'],
+      validate: ['json', 'yaml'],
       version: ['json', 'yaml'],
+      completion: null,
     });
   });
 
@@ -132,10 +137,10 @@ describe('usage errors name themselves and the command', () => {
     const result = await khrun(['run', '--check', 'c', '--foo']);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe(`khrun: unknown flag --foo for "run"\nRun 'khrun run --help' for usage.`);
+    expect(result.stderr).toBe(`khrun: unknown flag --foo for "run"\nSee 'khrun run --help' for usage.`);
     expect(result.stderr).not.toContain(usageOf('run').split('\n')[0]);
     expect((await khrun(['status', '-x'])).stderr).toBe(
-      `khrun: unknown flag -x for "status"\nRun 'khrun status --help' for usage.`,
+      `khrun: unknown flag -x for "status"\nSee 'khrun status --help' for usage.`,
     );
     expect((await khrun(['serve', '-o', 'json'])).stderr).toMatch(/^khrun: unknown flag -o for "serve"/);
   });
@@ -156,7 +161,7 @@ describe('usage errors name themselves and the command', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toBe(
       `khrun: --output="table2": must be table, wide, json or yaml; the default is table\n` +
-        "Run 'khrun status --help' for usage.",
+        "See 'khrun status --help' for usage.",
     );
     expect(result.stderr).not.toContain('usage: khrun status');
   });
@@ -210,7 +215,12 @@ describe('the README and docs/ spell every command as the parser accepts it', ()
   // (bench, compat, faults) say how figures were measured, in prose that may start with a command's name.
   const readme = docPages()
     .filter((page) => page !== 'docs/reference/cli.md')
-    .map((page) => readPage(page).replace(/<!-- ([\w-]+):begin[\s\S]*?<!-- \1:end -->/g, ''))
+    .map((page) =>
+      readPage(page)
+        .replace(/<!-- ([\w-]+):begin[\s\S]*?<!-- \1:end -->/g, '')
+        // What a command prints (```text blocks) is output, not a command line.
+        .replace(/```text\n[\s\S]*?```/g, ''),
+    )
     .join('\n');
   const names = ALL_SPECS.map((s) => s.name).join('|');
   // A command line: `khrun NAME ...` (or `npx khrun`) opening a code line or an inline code span (not
@@ -219,10 +229,13 @@ describe('the README and docs/ spell every command as the parser accepts it', ()
   const commandLine = new RegExp(`(?:^|\`)[ \\t]*(?:npx )?khrun (${names})\\b([^\`\\n#]*)`, 'gm');
   const lines = [...readme.matchAll(commandLine)].map((m) => ({
     name: m[1] ?? '',
+    // A shell pipe into another program (`| jq ...`, not `| --job NAME` alternatives) ends the command;
+    // redirections (`2>run.log`) are the shell's.
     args: (m[2] ?? '')
+      .split(/\s\|\s+(?=[a-z])/)[0]!
       .replace(/[[\]]/g, '')
       .split(/\s+/)
-      .filter((t) => t !== '' && t !== '|' && !t.startsWith('$(') && !t.startsWith('(')),
+      .filter((t) => t !== '' && t !== '|' && !t.startsWith('$(') && !t.startsWith('(') && !/^\d?>/.test(t)),
   }));
 
   it('finds the command lines', () => {

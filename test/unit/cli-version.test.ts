@@ -77,7 +77,7 @@ describe('khrun version', () => {
   });
 
   it('is in `khrun help`', async () => {
-    expect((await khrun(['help'])).stdout).toMatch(/\n {2}version {3}the khrun version/);
+    expect((await khrun(['help'])).stdout).toMatch(/\n {2}version {5}the khrun version/);
   });
 
   it('the process (functions/khrun.mjs: a checkout bundle or tsx) gives the same answer, stdout the document alone', async () => {

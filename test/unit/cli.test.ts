@@ -46,67 +46,67 @@ async function cli(argv: string[], env: Record<string, string> = {}) {
 // what to do, then one line saying where the usage is (not the usage itself); nothing runs.
 describe('khrun CLI usage errors', () => {
   it.each([
-    [['frobnicate'], {}, /unknown command "frobnicate"/, "Run 'khrun help' for the list of commands."],
-    [['run', '--bogus'], {}, /^khrun: unknown flag --bogus for "run"$/m, "Run 'khrun run --help' for usage."],
+    [['frobnicate'], {}, /unknown command "frobnicate"/, "See 'khrun help' for the list of commands."],
+    [['run', '--bogus'], {}, /^khrun: unknown flag --bogus for "run"$/m, "See 'khrun run --help' for usage."],
     [
       ['run'],
       {},
       /khrun: --check: the name of the khcheck to run is required; give --check or CHECK_NAME/,
-      "Run 'khrun run --help' for usage.",
+      "See 'khrun run --help' for usage.",
     ],
     [
       ['run', '--check', 'x', '-o', 'wide'],
       {},
       /--output="wide": must be text, json or yaml/,
-      "Run 'khrun run --help' for usage.",
+      "See 'khrun run --help' for usage.",
     ],
     [
       ['run', '--check', 'x', '--report-port', '70000'],
       {},
       /--report-port="70000": must be a TCP port number/,
-      "Run 'khrun run --help' for usage.",
+      "See 'khrun run --help' for usage.",
     ],
     [
       ['run', '--check', 'x'],
       { KHRUN_LEASE_SECONDS: 'abc' },
       /KHRUN_LEASE_SECONDS="abc": must be a positive/,
-      "Run 'khrun run --help' for usage.",
+      "See 'khrun run --help' for usage.",
     ],
     [
       ['run', '--check', 'x'],
       {},
       /KUBECONFIG="\/nonexistent\/kubeconfig": cannot be used/,
-      "Run 'khrun run --help' for usage.",
+      "See 'khrun run --help' for usage.",
     ],
     [
       ['tick', '--mode', 'cron'],
       {},
       /--mode="cron": must be job or lambda/,
-      "Run 'khrun tick --help' for usage.",
+      "See 'khrun tick --help' for usage.",
     ],
     [
       ['tick'],
       { KHRUN_FIRST_RUN_JITTER: 'soon' },
       /KHRUN_FIRST_RUN_JITTER="soon": must be a non-negative Go/,
-      "Run 'khrun tick --help' for usage.",
+      "See 'khrun tick --help' for usage.",
     ],
     [
       ['sync'],
       { KHRUN_NAMESPACE: 'Not_A_Namespace' },
       /KHRUN_NAMESPACE="Not_A_Namespace": is not a namespace/,
-      "Run 'khrun sync --help' for usage.",
+      "See 'khrun sync --help' for usage.",
     ],
     [
       ['serve', '--port', '8o8o'],
       {},
       /--port="8o8o": must be a TCP port number, 0 to 65535/,
-      "Run 'khrun serve --help' for usage.",
+      "See 'khrun serve --help' for usage.",
     ],
     [
       ['local', 'down'],
       {},
       /the local command has one subcommand: local up/,
-      "Run 'khrun local --help' for usage.",
+      "See 'khrun local --help' for usage.",
     ],
   ])('khrun %j (env %j) exits 2', async (args, env, message, hint) => {
     const result = await cli(args, env);
@@ -142,7 +142,7 @@ describe('the khrun process', () => {
       expect(result.code).toBe(2);
       expect(result.stdout).toBe('');
       expect(result.stderr).toBe(
-        `khrun: unknown flag --bogus for "status"\nRun 'khrun status --help' for usage.\n`,
+        `khrun: unknown flag --bogus for "status"\nSee 'khrun status --help' for usage.\n`,
       );
     },
     SPAWNS_MS,

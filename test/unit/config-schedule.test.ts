@@ -36,9 +36,9 @@ function configError(fn: () => unknown): ConfigError {
 const runnerNamespaceOf = (options: ReturnType<typeof tick>) =>
   options.dispatch.kind === 'job' ? options.dispatch.template.namespace : undefined;
 
-describe('runner namespace: --runner-namespace, KHRUN_NAMESPACE, POD_NAMESPACE, kuberhealthy', () => {
+describe('runner namespace: --runner-namespace, KHRUN_NAMESPACE, POD_NAMESPACE, khrun', () => {
   it.each([
-    [{}, {}, 'kuberhealthy'],
+    [{}, {}, 'khrun'],
     [{ POD_NAMESPACE: 'pod-ns' }, {}, 'pod-ns'],
     [{ POD_NAMESPACE: 'pod-ns', KHRUN_NAMESPACE: 'khrun-ns' }, {}, 'khrun-ns'],
     [{ POD_NAMESPACE: 'pod-ns', KHRUN_NAMESPACE: 'khrun-ns' }, { 'runner-namespace': 'flag-ns' }, 'flag-ns'],
@@ -48,8 +48,8 @@ describe('runner namespace: --runner-namespace, KHRUN_NAMESPACE, POD_NAMESPACE, 
   });
 
   it('is never the kubeconfig context namespace', () => {
-    expect(runnerNamespaceOf(tick({}))).toBe('kuberhealthy');
-    expect(sync({}).template).toEqual({ namespace: 'kuberhealthy', name: 'khrun-runner' });
+    expect(runnerNamespaceOf(tick({}))).toBe('khrun');
+    expect(sync({}).template).toEqual({ namespace: 'khrun', name: 'khrun-runner' });
   });
 
   it("keeps the older flags as aliases: tick's --job-namespace, sync's --template-namespace", () => {

@@ -57,6 +57,7 @@ describe('convert: YAML aliases', () => {
         {
           origin: 'ok.yaml',
           value: { base: [{ name: 'A', value: '1' }], other: [{ name: 'A', value: '1' }] },
+          at: { document: 1 },
         },
       ],
     });

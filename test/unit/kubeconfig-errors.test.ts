@@ -197,7 +197,7 @@ describe('a kubeconfig that cannot be used', () => {
     expect(out).toEqual([]);
     expect(err.join('\n').split('\n')).toEqual([
       expect.stringMatching(/^khrun: --kubeconfig="\/dev\/null": cannot be used: the file is empty; /),
-      "Run 'khrun status --help' for usage.",
+      "See 'khrun status --help' for usage.",
     ]);
   });
 });

@@ -352,7 +352,7 @@ describe('serverless.yml, packaged with osls', () => {
           ScheduleExpression: 'rate(5 minutes)',
           Targets: [
             expect.objectContaining({
-              Input: JSON.stringify({ checkName: 'example-success', namespace: 'kuberhealthy' }),
+              Input: JSON.stringify({ checkName: 'example-success', namespace: 'khrun' }),
             }),
           ],
         }),
@@ -365,7 +365,7 @@ describe('serverless.yml, packaged with osls', () => {
     });
     expect(JSON.parse(schedule?.Properties.Target.Input)).toEqual({
       checkName: 'example-failure',
-      namespace: 'kuberhealthy',
+      namespace: 'khrun',
     });
   });
 

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
@@ -13,6 +14,10 @@ import { findKuberhealthy, TAKEOVER_ANNOTATION } from '../../lib/takeover/instal
 import { readOwnerMarker } from '../../lib/takeover/owner-marker.ts';
 import { decideOwnership } from '../../lib/takeover/ownership.ts';
 import { selectInstall } from '../../lib/takeover/select-install.ts';
+import { fixturesDir, kuberhealthyInstalls, kustomizationObjects } from '../compat/kuberhealthy-installs.ts';
+import type { ManifestObject } from '../compat/v2-manifests.ts';
+
+const root = join(import.meta.dirname, '../..');
 
 /** The Deployment of v2.7.1's deploy/kuberhealthy.yaml (and its Helm chart's template), the fields that count. */
 const v2: V1Deployment = {
@@ -95,18 +100,21 @@ describe('findKuberhealthy', () => {
     ]);
   });
 
-  it("is not fooled by khrun serve's own Deployment, named kuberhealthy (infra/deploy/components/serve)", () => {
-    const serve: V1Deployment = {
-      metadata: { name: 'kuberhealthy', namespace: 'kuberhealthy' },
-      spec: {
-        selector: { matchLabels: { 'app.kubernetes.io/name': 'khrun' } },
-        template: {
-          metadata: { labels: { 'app.kubernetes.io/name': 'khrun' } },
-          spec: { containers: [{ name: 'server', image: 'khrun:0.1.0' }] },
-        },
-      },
-    };
-    expect(findKuberhealthy([serve])).toEqual([]);
+  it("finds Kuberhealthy's own Deployments, not the khrun server's beside them (infra/deploy, the chart)", () => {
+    // The real manifests: v2.7.1's deploy/kuberhealthy.yaml, v3.0.0's base, and khrun's kustomization, whose
+    // base runs the server (the serve component only patches it to take reports).
+    const deployments = (objects: ManifestObject[]) =>
+      objects.filter((o) => o.kind === 'Deployment') as unknown as V1Deployment[];
+    const theirs = deployments(kuberhealthyInstalls(fixturesDir).map((t) => t.object));
+    const server = deployments(kustomizationObjects(join(root, 'infra/deploy')).map((o) => o.object));
+    expect(server.map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`)).toEqual(['khrun/khrun-server']);
+    // Installed in Kuberhealthy's own namespace too (Helm lets the release namespace be any).
+    const inTheirs = server.map((d) => ({ ...d, metadata: { ...d.metadata, namespace: 'kuberhealthy' } }));
+    const found = findKuberhealthy([...theirs, ...server, ...inTheirs]);
+    expect(found.map((i) => ({ ref: `${i.namespace}/${i.name}`, line: i.line }))).toEqual([
+      { ref: 'kuberhealthy/kuberhealthy', line: 'v2' },
+      { ref: 'kuberhealthy/kuberhealthy', line: 'v3' },
+    ]);
   });
 
   it('reads the takeover record khrun left on it, and finds a locally built image by its app label', () => {

@@ -183,7 +183,7 @@ async function assess(results: Stressed[]) {
     if (recovery) {
       // Giving up is allowed only the bounded way: exit 1 when one loop hit the conflict limit (the
       // account shows that loop), the run left for the next invocation to adopt.
-      const [, writer = '', attempts] = GAVE_UP.exec(ran.exit.stdout) ?? [];
+      const [, writer = '', attempts] = GAVE_UP.exec(ran.exit.stderr) ?? [];
       const loops = account.byInvocation.get(ran.invocation.label)?.get(writer)?.loops ?? [];
       if (ran.exit.code !== 1 || Number(attempts) !== MAX_ATTEMPTS)
         problems.push(

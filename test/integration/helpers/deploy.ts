@@ -9,13 +9,15 @@ import { resolveKubectl } from '@khrun/devkit/local/binaries.ts';
 import { KHRUN_IMAGE } from '@khrun/devkit/local/kubelet/khrun-image.ts';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { inject } from 'vitest';
-import { DEPLOY_REPORT_KEY_SECRET } from '../../../infra/helm/render-deploy.ts';
+import { DEPLOY_NAMESPACE, DEPLOY_REPORT_KEY_SECRET } from '../../../infra/helm/render-deploy.ts';
 import { reportKeyOf, signedReportUrl } from '../../../lib/report/report-token.ts';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { repoRoot } from './khrun.ts';
 
 const run = promisify(execFile);
-export const DEPLOY_NAMESPACE = 'kuberhealthy';
+
+/** khrun's namespace in infra/deploy. */
+export { DEPLOY_NAMESPACE };
 
 /** The image the kustomization and the chart run by default: the release repository at the package version. */
 export const SHIPPED_IMAGE = `${KHRUN_IMAGE}:${packageJson.version}`;

@@ -8,11 +8,13 @@ const root = resolve(import.meta.dirname, '../../..');
 
 /**
  * A second, bare control plane (etcd + kube-apiserver only: no scheduler, no controllers) for tests that
- * must stop and start the API server or run a kubelet of their own without disturbing the shared cluster.
+ * must stop and start the API server, run a kubelet of their own, or need an API server started with other
+ * flags (opts.apiServerArgs: one that does not serve an API, say) without disturbing the shared cluster.
  * Uses the binaries the global setup already resolved (the same cache).
  */
 export async function startBareControlPlane(
   advertiseAddress: string,
+  opts: { apiServerArgs?: readonly string[] } = {},
 ): Promise<{ cp: ControlPlane; dir: string; stop(): Promise<void> }> {
   const binaries = await resolveBinaries({
     kubebuilderAssets: process.env.KUBEBUILDER_ASSETS || undefined,
@@ -26,6 +28,7 @@ export async function startBareControlPlane(
       binaries: { ...binaries, kubeControllerManager: undefined, kubeScheduler: undefined },
       dir,
       advertiseAddress,
+      apiServerArgs: opts.apiServerArgs,
     });
     return {
       cp,

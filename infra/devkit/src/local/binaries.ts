@@ -1,5 +1,18 @@
-import { access, constants, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import {
+  access,
+  chmod,
+  constants,
+  cp,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { goBuild, goVersion, type Terminal } from './go-build.ts';
 
 /** Paths of the control-plane binaries; the controller manager and scheduler may be absent (see notices). */
@@ -200,10 +213,53 @@ export async function resolveHelm(opts: Omit<BinaryOptions, 'kubebuilderAssets'>
   });
 }
 
+/** The Prometheus version pinned by infra/build/prometheus/go.mod (its Go module's v0.3MM.P is v3.MM.P). */
+export async function pinnedPrometheusVersion(
+  buildDir: string,
+): Promise<{ module: string; release: string }> {
+  const mod = await readFile(join(buildDir, 'prometheus', 'go.mod'), 'utf8');
+  const module = /^(?:require\s+|\s+)github\.com\/prometheus\/prometheus (v\S+)/m.exec(mod)?.[1];
+  const parts = /^v0\.(\d+)(\d\d)\.(\d+)$/.exec(module ?? '');
+  if (!module || !parts)
+    throw new Error(`could not read the pinned Prometheus version from ${buildDir}/prometheus/go.mod`);
+  return { module, release: `${parts[1]}.${Number(parts[2])}.${parts[3]}` };
+}
+
+/**
+ * Prometheus' `promtool` or `prometheus` of the pinned version, cached in
+ * `<cacheDir>/bin/prometheus-<release>/`, built from the wrapper module infra/build/prometheus the first
+ * time. Built with `remove_all_sd` (no service discovery but static and file targets: the tests name their
+ * targets) and without `builtinassets` (the web UI's assets are not in the Go module; the HTTP API is).
+ */
+export async function resolvePrometheusTool(
+  opts: Omit<BinaryOptions, 'kubebuilderAssets'>,
+  command: 'promtool' | 'prometheus',
+): Promise<string> {
+  const { release } = await pinnedPrometheusVersion(opts.buildDir);
+  // What upstream's promu stamps: `promtool --version` and the server's build info report the release.
+  const stamp = 'github.com/prometheus/common/version';
+  const ldflags = ['-s', '-w', `-X ${stamp}.Version=${release}`, `-X ${stamp}.Branch=HEAD`].join(' ');
+  return cachedBuild(opts, {
+    dir: join(opts.cacheDir, 'bin', `prometheus-${release}`),
+    command,
+    module: 'prometheus',
+    pkg: `github.com/prometheus/prometheus/cmd/${command}`,
+    ldflags,
+    tags: ['remove_all_sd'],
+  });
+}
+
 /** The cached binary, else `go build` of it into the cache (renamed into place only once complete). */
 export async function cachedBuild(
   opts: Omit<BinaryOptions, 'kubebuilderAssets'>,
-  tool: { dir: string; command: string; module: string; pkg: string; ldflags: string },
+  tool: {
+    dir: string;
+    command: string;
+    module: string;
+    pkg: string;
+    ldflags: string;
+    tags?: readonly string[];
+  },
 ): Promise<string> {
   const target = join(tool.dir, tool.command);
   if (await isExecutable(target)) return target;
@@ -219,6 +275,7 @@ export async function cachedBuild(
       pkg: tool.pkg,
       output: partial,
       ldflags: tool.ldflags,
+      tags: tool.tags,
       onProgress: progress,
       terminal: opts.terminal,
       signal: opts.signal,
@@ -228,4 +285,87 @@ export async function cachedBuild(
     await rm(partial, { force: true });
   }
   return target;
+}
+
+/** The Alertmanager version pinned by infra/build/alertmanager/go.mod. */
+export async function pinnedAlertmanagerVersion(buildDir: string): Promise<string> {
+  const mod = await readFile(join(buildDir, 'alertmanager', 'go.mod'), 'utf8');
+  const version = /^(?:require\s+|\s+)github\.com\/prometheus\/alertmanager (v\S+)/m.exec(mod)?.[1];
+  if (!version)
+    throw new Error(`could not read the pinned Alertmanager version from ${buildDir}/alertmanager/go.mod`);
+  return version;
+}
+
+/** The page standing in for Alertmanager's web UI, which the notification tests never open. */
+const UI_STAND_IN =
+  '<!doctype html><title>Alertmanager</title><p>Built by khrun for its tests without the web UI; the API is at /api/v2.</p>\n';
+
+/**
+ * An Alertmanager of the pinned version (the notification tests post khrun's alerts to its API v2), cached
+ * in `<cacheDir>/bin/alertmanager-<version>/alertmanager`. Its ui/web.go embeds `ui/app/dist`, which
+ * upstream's release builds with npm and the Go module does not ship, so `go build` of the module fails;
+ * and `-overlay` may not replace files in the module cache. So the build uses a copy of the module's
+ * source (`<cacheDir>/src/alertmanager-<version>`) with a one-page stand-in for each UI, through a
+ * `-modfile` that replaces the module with that copy: the Go code built is upstream's, unchanged.
+ */
+export async function resolveAlertmanager(opts: Omit<BinaryOptions, 'kubebuilderAssets'>): Promise<string> {
+  const version = await pinnedAlertmanagerVersion(opts.buildDir);
+  const dir = join(opts.cacheDir, 'bin', `alertmanager-${version}`);
+  const target = join(dir, 'alertmanager');
+  if (await isExecutable(target)) return target;
+  if (!(await goVersion()))
+    throw new Error(`alertmanager is not in ${dir} and Go is not installed to build it`);
+  const moduleDir = join(opts.buildDir, 'alertmanager');
+  const { stdout } = await promisify(execFile)(
+    'go',
+    ['mod', 'download', '-json', `github.com/prometheus/alertmanager@${version}`],
+    { cwd: moduleDir },
+  );
+  const source = (JSON.parse(stdout) as { Dir?: string }).Dir;
+  if (!source)
+    throw new Error(`go mod download gave no directory for github.com/prometheus/alertmanager@${version}`);
+  const copy = join(opts.cacheDir, 'src', `alertmanager-${version}-${process.pid}`);
+  await rm(copy, { recursive: true, force: true });
+  await cp(source, copy, { recursive: true });
+  await chmodTree(copy);
+  for (const ui of ['elm', 'mantine']) {
+    await mkdir(join(copy, 'ui', 'app', 'dist', ui), { recursive: true });
+    await writeFile(join(copy, 'ui', 'app', 'dist', ui, 'index.html'), UI_STAND_IN);
+  }
+  const modfile = join(copy, 'khrun-build.mod');
+  const mod = await readFile(join(moduleDir, 'go.mod'), 'utf8');
+  await writeFile(modfile, `${mod}\nreplace github.com/prometheus/alertmanager => ${copy}\n`);
+  await cp(join(moduleDir, 'go.sum'), join(copy, 'khrun-build.sum'));
+  await mkdir(dir, { recursive: true });
+  const partial = `${target}.partial-${process.pid}`;
+  (opts.onProgress ?? (() => {}))('building alertmanager from the Go module proxy (first time only)');
+  try {
+    const stamp = 'github.com/prometheus/common/version';
+    await goBuild({
+      moduleDir,
+      modfile,
+      pkg: 'github.com/prometheus/alertmanager/cmd/alertmanager',
+      output: partial,
+      ldflags: `-s -w -X ${stamp}.Version=${version.replace(/^v/, '')} -X ${stamp}.Branch=HEAD`,
+      onProgress: opts.onProgress ?? (() => {}),
+      terminal: opts.terminal,
+      signal: opts.signal,
+    });
+    await rename(partial, target);
+  } finally {
+    await rm(partial, { force: true });
+    await rm(copy, { recursive: true, force: true });
+  }
+  return target;
+}
+
+/** Files from the module cache are read-only: the copy is made writable to add the stand-in pages. */
+async function chmodTree(path: string): Promise<void> {
+  const entries = await readdir(path, { withFileTypes: true });
+  await chmod(path, 0o755);
+  for (const e of entries) {
+    const p = join(path, e.name);
+    if (e.isDirectory()) await chmodTree(p);
+    else await chmod(p, 0o644);
+  }
 }

@@ -15,6 +15,8 @@ export interface ControlPlaneOptions {
   dir: string;
   /** The host's address on the pod network: put in the serving certificate and the kubernetes Service. */
   advertiseAddress: string;
+  /** More kube-apiserver flags, after the defaults (a test's --runtime-config, say). */
+  apiServerArgs?: readonly string[];
   onProgress?: (line: string) => void;
   signal?: AbortSignal;
 }
@@ -127,6 +129,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       `--audit-log-path=${join(dir, 'audit.log')}`,
       '--audit-log-mode=batch',
       '--audit-log-batch-max-wait=1s',
+      ...(opts.apiServerArgs ?? []),
     ];
     const startApiServer = async () => {
       const api = await launch('kube-apiserver', binaries.kubeApiserver, apiArgs);

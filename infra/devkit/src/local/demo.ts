@@ -17,7 +17,7 @@ export interface DemoOptions {
   write: (line: string) => void;
 }
 
-const NAMESPACE = 'kuberhealthy';
+const NAMESPACE = 'khrun';
 const TICK_CRONJOB = 'khrun-tick';
 const RECORD_TIMEOUT_MS = 180_000;
 

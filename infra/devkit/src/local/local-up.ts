@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { withReportHost } from '../../../../lib/config/kubeconfig-report-host.ts';
 import { EXIT } from '../../../../lib/core/exit-codes.ts';
 import { startLocalCluster } from './cluster.ts';
+import { ensureImageBundle } from './up-image.ts';
 
 export interface LocalUpOptions {
   dir: string;
@@ -14,6 +15,8 @@ export interface LocalUpOptions {
    * kubelet/image-map.ts); khrun's own image is built in.
    */
   imageMapFile?: string;
+  /** The developer commands, which no CLI bundle holds (the checkout stamp records them). */
+  devCommands: readonly string[];
   signal: AbortSignal;
   write: (line: string) => void;
 }
@@ -21,12 +24,17 @@ export interface LocalUpOptions {
 /** `khrun local up`: the local cluster in the foreground until SIGINT/SIGTERM, then a full teardown. */
 export async function localUpCommand(opts: LocalUpOptions): Promise<number> {
   const startedMs = Date.now();
+  // Image `khrun` runs the checkout's current bundle: a fresh clone's tick pods start without npm run build.
+  const image = await ensureImageBundle({ root: opts.root, devCommands: opts.devCommands, nowMs: startedMs });
+  if (image.built)
+    process.stderr.write(`built the khrun image's bundle (${image.built}) in ${image.distDir}\n`);
   const cluster = await startLocalCluster({
     kubebuilderAssets: opts.kubebuilderAssets,
     cacheDir: opts.cacheDir,
     buildDir: join(opts.root, 'infra/build'),
     crdDir: join(opts.root, 'infra/crds'),
     imageMapFile: opts.imageMapFile,
+    khrunDistDir: image.distDir,
     // Slot 0, always: a second `local up` must fail clearly.
     slot: 0,
     onProgress: (line) => process.stderr.write(`${line}\n`),

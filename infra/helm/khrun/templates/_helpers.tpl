@@ -1,8 +1,29 @@
 {{/*
-Helpers of the khrun chart. Object names are fixed (khrun-runner, khrun-tick, khrun-sync, khrun-server,
-kuberhealthy): khrun reads the PodTemplate khrun-runner by name and the Service kuberhealthy is the
-Kuberhealthy v2 reporting address, so one release per cluster.
+Helpers of the khrun chart. Object names are fixed and all begin with khrun- (khrun-runner, khrun-tick,
+khrun-sync, khrun-server, khrun-report-key): khrun reads the PodTemplate khrun-runner by name, and no name is
+one a Kuberhealthy v2 or v3 manifest uses, so the chart installs beside a running Kuberhealthy, in its
+namespace or another. One release per cluster (the ClusterRoles and admission policies are cluster-wide).
 */}}
+
+{{/* The report server's name: its Deployment, Service, PodDisruptionBudget, ServiceAccount and ClusterRole.
+Not "kuberhealthy" (Kuberhealthy's own Deployment and Service are named so): a Service of that name would
+take over Kuberhealthy's reporting address. */}}
+{{- define "khrun.serverName" -}}
+khrun-server
+{{- end }}
+
+{{/* The report server's in-cluster base URL (its Service, port 80), e.g. for a ServiceMonitor or the
+checker pods' reporting URL. */}}
+{{- define "khrun.serverUrl" -}}
+http://{{ include "khrun.serverName" . }}.{{ .Release.Namespace }}.svc.cluster.local
+{{- end }}
+
+{{/* The labels that select a component's pods (.: the component's name): the server's Deployment,
+Service and PodDisruptionBudget select its pods with these. */}}
+{{- define "khrun.selectorLabels" -}}
+app.kubernetes.io/name: khrun
+app.kubernetes.io/component: {{ . }}
+{{- end }}
 
 {{/* The image reference: repository, and the tag (default: the chart's appVersion). */}}
 {{- define "khrun.image" -}}
@@ -16,21 +37,40 @@ imagePullPolicy: {{ . }}
 {{- end }}
 {{- end }}
 
-{{/* Pod-spec fields from values (pull secrets, placement); nothing when all are empty. */}}
+{{/* A component's pod metadata: its selector labels, podLabels (the chart-wide ones, then the
+component's, which win; neither can change the selector labels) and podAnnotations (the same way).
+(dict "root" $ "component" NAME "values" .Values.COMPONENT) */}}
+{{- define "khrun.podMetadata" -}}
+{{- $labels := merge (include "khrun.selectorLabels" .component | fromYaml) (deepCopy (.values.podLabels | default dict)) (deepCopy (.root.Values.podLabels | default dict)) -}}
+labels:
+  {{- toYaml $labels | nindent 2 }}
+{{- with merge (deepCopy (.values.podAnnotations | default dict)) (deepCopy (.root.Values.podAnnotations | default dict)) }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* Pod-spec fields from values: pull secrets, and the placement and priority of a component's pods (the
+component's nodeSelector, tolerations, affinity and priorityClassName when set, else the chart-wide ones);
+nothing when all are empty. (dict "root" $ "values" .Values.COMPONENT) */}}
 {{- define "khrun.podSpecExtras" -}}
-{{- with .Values.imagePullSecrets }}
+{{- $root := .root.Values }}
+{{- with $root.imagePullSecrets }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.nodeSelector }}
+{{- with .values.priorityClassName | default $root.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .values.nodeSelector | default $root.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.tolerations }}
+{{- with .values.tolerations | default $root.tolerations }}
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .Values.affinity }}
+{{- with .values.affinity | default $root.affinity }}
 affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
@@ -52,8 +92,44 @@ affinity:
 {{- if and .Values.runner.reportToServer (not .Values.server.enabled) }}
 {{- fail "runner.reportToServer needs server.enabled=true: it points checker pods at the report server of this release, which is not enabled" }}
 {{- end }}
+{{- if and .Values.runner.reportToServer .Values.server.enabled (not .Values.server.reports) }}
+{{- fail "runner.reportToServer needs server.reports=true: checker pods would report to a server that takes no reports" }}
+{{- end }}
+{{- if and .Values.server.allowUnsignedReports (not .Values.server.reports) }}
+{{- fail "server.allowUnsignedReports needs server.reports=true: a server without reports takes no unsigned ones either" }}
+{{- end }}
 {{- if and .Values.runner.reportToServer (eq .Values.mode "sync") (not .Values.server.allowUnsignedReports) }}
 {{- fail "runner.reportToServer needs mode=tick (or server.allowUnsignedReports=true): in sync mode runner pods run in each khcheck's namespace, where the report key Secret would have to be copied, and whoever may read Secrets there could forge any check's report. To do it anyway, set runner.extraEnv: KH_EXTERNAL_REPORTING_URL, and KHRUN_REPORT_KEY (valueFrom secretKeyRef) from a Secret you create in every namespace of checks" }}
+{{- end }}
+{{- end }}
+
+{{/* An API the release needs from the cluster ("group/version/Kind"), refused with what to do when the
+cluster does not serve it. Against a cluster (install, upgrade, --dry-run=server) Helm lists every kind
+served; `helm template` without a cluster knows group/versions only, so there the group/version is checked
+and kubeVersion (Chart.yaml, against --kube-version) stands for the kind. (dict "root" $ "api" API "for" WHAT) */}}
+{{- define "khrun.requireApi" -}}
+{{- $apis := .root.Capabilities.APIVersions }}
+{{- $kindsListed := $apis.Has "v1/Pod" }}
+{{- if not (or ($apis.Has .api) (and (not $kindsListed) ($apis.Has (dir .api)))) }}
+{{- $hint := "" }}
+{{- if hasPrefix "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy" .api }}
+{{- $hint = " (Kubernetes 1.30 or later); on an older cluster set admissionPolicy.enabled=false, and upgrade: without the policies khrun's ServiceAccounts can do whatever their RBAC verbs allow" }}
+{{- end }}
+{{- fail (printf "%s needs the API %s, which this cluster (Kubernetes %s) does not serve%s" .for .api .root.Capabilities.KubeVersion.Version $hint) }}
+{{- end }}
+{{- end }}
+
+{{/* The APIs every rendering needs: what the templates create whatever the values. */}}
+{{- define "khrun.checkCapabilities" -}}
+{{- include "khrun.requireApi" (dict "root" . "api" "v1/PodTemplate" "for" "the runner (PodTemplate khrun-runner)") }}
+{{- include "khrun.requireApi" (dict "root" . "api" "batch/v1/CronJob" "for" (printf "the %s CronJob (mode=%s)" .Values.mode .Values.mode)) }}
+{{- include "khrun.requireApi" (dict "root" . "api" "rbac.authorization.k8s.io/v1/ClusterRole" "for" "khrun's RBAC") }}
+{{- if .Values.admissionPolicy.enabled }}
+{{- include "khrun.requireApi" (dict "root" . "api" "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy" "for" "admissionPolicy.enabled") }}
+{{- include "khrun.requireApi" (dict "root" . "api" "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding" "for" "admissionPolicy.enabled") }}
+{{- end }}
+{{- if .Values.server.enabled }}
+{{- include "khrun.requireApi" (dict "root" . "api" "apps/v1/Deployment" "for" "the report server (server.enabled)") }}
 {{- end }}
 {{- end }}
 
@@ -102,6 +178,41 @@ namespaces, hostPath volumes or privileged containers. */}}
          !(has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)))
   reason: Forbidden
   message: khrun's runner pods use no host network, PID or IPC namespace, no hostPath volume and no privileged container
+{{- end }}
+
+{{/* CEL validations without parameters: the Job spec variables.job (its pod template's annotations variables.podAnnotations)
+runs one runner pod at a time as khrun builds it (lib/schedule/run-job.ts): no parallelism, completions or
+retries beyond one pod, no hand-picked selector (which would adopt other pods), and no annotation that
+unconfines its containers. */}}
+{{- define "khrun.runnerJobShape" -}}
+- expression: |-
+    (!has(variables.job.parallelism) || variables.job.parallelism <= 1)
+    && (!has(variables.job.completions) || variables.job.completions <= 1)
+    && (!has(variables.job.backoffLimit) || variables.job.backoffLimit == 0)
+    && !(has(variables.job.manualSelector) && variables.job.manualSelector)
+  reason: Forbidden
+  message: khrun's runner Jobs run one pod, once (parallelism and completions 1, backoffLimit 0), with the selector the API server makes
+- expression: |-
+    variables.podAnnotations.all(k,
+      !((k.startsWith('container.apparmor.security.beta.kubernetes.io/')
+         || k.startsWith('container.seccomp.security.alpha.kubernetes.io/')
+         || k == 'seccomp.security.alpha.kubernetes.io/pod')
+        && variables.podAnnotations[k].lowerAscii() == 'unconfined'))
+  reason: Forbidden
+  message: khrun's runner pods carry no annotation that unconfines their containers (AppArmor, seccomp)
+{{- end }}
+
+{{/* CEL: the security context {{ . }} (a pod's or a container's) keeps Pod Security baseline's confinement:
+no unconfined seccomp or AppArmor profile, no Windows host process, SELinux options of baseline's types
+only, no SELinux user or role. */}}
+{{- define "khrun.confinedContext" -}}
+(!has({{ . }}.seccompProfile) || {{ . }}.seccompProfile.type != 'Unconfined')
+&& (!has({{ . }}.appArmorProfile) || {{ . }}.appArmorProfile.type != 'Unconfined')
+&& (!has({{ . }}.windowsOptions) || !has({{ . }}.windowsOptions.hostProcess) || !{{ . }}.windowsOptions.hostProcess)
+&& (!has({{ . }}.seLinuxOptions) || (
+  (!has({{ . }}.seLinuxOptions.type) || {{ . }}.seLinuxOptions.type in variables.baselineSELinuxTypes)
+  && (!has({{ . }}.seLinuxOptions.user) || {{ . }}.seLinuxOptions.user == '')
+  && (!has({{ . }}.seLinuxOptions.role) || {{ . }}.seLinuxOptions.role == '')))
 {{- end }}
 
 {{/* The fields of a pod spec and of a container (Kubernetes 1.30 and later), compared one by one where a
@@ -267,6 +378,29 @@ builds it. The evaluation of a param constrains the pod when the pod names it or
     'a checker pod of {{ .what }} ' + params.metadata.name + ' runs its podSpec as written: the same
     ServiceAccount, host namespaces, user namespace, process namespace sharing, node, runtime class and pod
     security context'
+- expression: |-
+    !variables.mine || (
+      true
+      {{- range list "activeDeadlineSeconds" "hostname" "subdomain" "hostAliases" "dnsConfig" "os" "resourceClaims" "schedulingGates" }}
+      && has(object.spec.{{ . }}) == has(variables.checkSpec.{{ . }})
+      && (!has(object.spec.{{ . }}) || object.spec.{{ . }} == variables.checkSpec.{{ . }})
+      {{- end }}
+      {{- range list (list "terminationGracePeriodSeconds" "30") (list "dnsPolicy" "'ClusterFirst'") }}
+      && (has(object.spec.{{ index . 0 }}) ? object.spec.{{ index . 0 }} : {{ index . 1 }})
+         == (has(variables.checkSpec.{{ index . 0 }}) ? variables.checkSpec.{{ index . 0 }} : {{ index . 1 }})
+      {{- end }}
+      {{- range list "object.spec" "variables.checkSpec" }}
+      {{ if eq . "object.spec" }}&& {{ else }}   == {{ end }}(has({{ . }}.tolerations) ? {{ . }}.tolerations.filter(t, !(has(t.key)
+           && t.key in ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'])).map(t,
+           (has(t.key) ? t.key : '') + '|' + (has(t.operator) ? t.operator : 'Equal') + '|'
+           + (has(t.value) ? t.value : '') + '|' + (has(t.effect) ? t.effect : '')) : [])
+      {{- end }}
+    )
+  reason: Forbidden
+  messageExpression: >-
+    'a checker pod of {{ .what }} ' + params.metadata.name + ' runs its podSpec as written: the same
+    deadlines and grace period, hostname, subdomain, host aliases, DNS settings, tolerations (beyond those
+    the API server adds), OS, resource claims and scheduling gates'
 - expression: |-
     !variables.mine || (
       (has(object.spec.volumes) ? object.spec.volumes.filter(v,
