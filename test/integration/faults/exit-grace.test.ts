@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runIdOf } from '../../../lib/check/run-label.ts';
@@ -271,7 +271,7 @@ describe(`a checker pod exits: the late-report grace (${LATE_REPORT_GRACE_MS} ms
     expect(exited).toHaveLength(SILENT_RUNS);
     expect(
       exitToRecordedMs.filter((v) => !(v <= SILENT_EXIT_BOUND_MS)),
-      exitToRecordedMs.join(', '),
+      `${exitToRecordedMs.join(', ')} ms; load average ${loadBefore} before, ${load()} after (${availableParallelism()} cores)`,
     ).toEqual([]);
   }, 600_000);
 });
