@@ -14,11 +14,37 @@ import type { KhState } from '../state/resources.ts';
 export interface RunTimings {
   /** After a report, how long the pod may keep running (a sidecar that never stops) before it is removed. */
   exitGraceMs: number;
-  /** After the pod exited without a report, how long a late report may still arrive. */
+  /**
+   * After the pod was seen to exit without a report, how long a report the checker sent before it exited may
+   * still take to reach the run (LATE_REPORT_GRACE_MS).
+   */
   lateReportGraceMs: number;
 }
 
-export const DEFAULT_TIMINGS: RunTimings = { exitGraceMs: 30_000, lateReportGraceMs: 5_000 };
+/**
+ * The late-report grace: 500 ms from the moment the runner sees the checker pod terminal, then "exited
+ * without reporting". It only decides which outcome a report still in flight at the exit gets; that nothing
+ * acknowledged is lost never depends on it:
+ * - A client that waits for its answer (v2's Go checkclient, the npm client) exits after the report was
+ *   recorded: the runner's own endpoint answers 200 only once the outcome is written (deliveries.ts), an
+ *   external server (`khrun serve`, the report Lambda) once the report is stored in the khstate.
+ * - A report stored in the khstate after the grace but before the outcome write still wins: that write is a
+ *   compare-and-swap on the khstate the runner last saw, so it conflicts, reads again and records the report
+ *   (reconcileWithReport, finish.ts). One stored later finds the run closed and is refused (400, "late"):
+ *   never answered 200 and lost, and never a second outcome.
+ * - What the grace covers is a report written out just before the exit and not yet taken. At the runner's
+ *   own endpoint its bytes arrived before the exit could be seen at all (the exit travels kubelet → API
+ *   server → etcd → watch, the report one hop), so what is left is in-process (body, token, parse: no API
+ *   request), milliseconds. To an external server it is one store (a khstate GET and PUT) and a watch event,
+ *   against the exit's one pod status write and watch event: tens of milliseconds on a loaded cluster.
+ * 500 ms is ten times that, and keeps a silent exit recorded within 1.5 s of the process's end where the
+ * kubelet publishes the exit at once (the local cluster's; a real kubelet's PLEG relist adds up to 1 s).
+ * test/integration/faults/exit-grace.test.ts measures both sides, test/unit/late-report-grace.test.ts
+ * pins the boundary.
+ */
+export const LATE_REPORT_GRACE_MS = 500;
+
+export const DEFAULT_TIMINGS: RunTimings = { exitGraceMs: 30_000, lateReportGraceMs: LATE_REPORT_GRACE_MS };
 
 /** What the driver observed of the run so far. */
 export interface RunObservation {
@@ -151,7 +177,10 @@ function assessDeletion(o: RunObservation): Assessment | undefined {
   );
 }
 
-/** A pod that cannot start fails at once; one that ended without a report, after the late-report grace. */
+/**
+ * A pod that cannot start fails at once; one that ended without a report, lateReportGraceMs after it was first
+ * seen terminal (never past the deadline).
+ */
 function assessPodFailure(o: RunObservation, timings: RunTimings): Assessment | undefined {
   const { pod, run, nowMs } = o;
   if (!pod) return undefined;

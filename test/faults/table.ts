@@ -2,30 +2,17 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FAULTS_OUT_ENV, type FaultRow, lostOf } from '../integration/faults/helpers/fault-table.ts';
+import { FAULTS_OUT_ENV } from '../integration/faults/helpers/fault-table.ts';
+import { faultRows, renderFaultTable } from './render.ts';
 
 // `npm run faults`: runs the fault and abuse suite (test/integration/faults/*.test.ts on the local cluster,
 // and the report parser's fuzz test) with FAULTS_OUT_ENV set, so every scenario appends one measured row;
 // then prints the rows as a markdown table and writes it to bench/faults.md and into docs/reliability.md's
-// faults block. Exits non-zero when a test failed (the table then shows only the scenarios that passed, and
-// says so).
+// faults block. Scenarios record their rows before they assert, so a scenario that lost shows the loss, and
+// one whose test failed is marked FAILED (test/faults/render.ts). Exits non-zero when a test failed.
 
 const root = resolve(import.meta.dirname, '../..');
 const vitest = join(root, 'node_modules/.bin/vitest');
-const AREA_ORDER = [
-  'overlap',
-  'crash',
-  'control plane',
-  'clock',
-  'fencing',
-  'adoption',
-  'conflicts',
-  'hostile report',
-  'flood',
-  'load',
-  'boundary',
-  'fuzz',
-];
 
 function runVitest(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((done, reject) => {
@@ -33,13 +20,6 @@ function runVitest(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
     child.once('error', reject);
     child.once('close', (code) => done(code ?? 1));
   });
-}
-
-const cell = (text: string | number) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
-
-function areaRank(row: FaultRow): number {
-  const rank = AREA_ORDER.findIndex((a) => row.fault.startsWith(a));
-  return rank === -1 ? AREA_ORDER.length : rank;
 }
 
 async function main(): Promise<number> {
@@ -54,27 +34,18 @@ async function main(): Promise<number> {
   const wallMs = Date.now() - startedMs;
   const text = await readFile(out, 'utf8').catch(() => '');
   await rm(out, { force: true });
-  const rows = text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as FaultRow)
-    .map((row, index) => ({ row, index }))
-    .sort((a, b) => areaRank(a.row) - areaRank(b.row) || a.index - b.index)
-    .map((r) => r.row);
+  const rows = faultRows(text);
   const failed = codes.some((c) => c !== 0);
   const cpu = cpus();
   const lines = [
-    '| fault | runs | outcome | reported | recorded | lost |',
-    '|---|---:|---|---:|---:|---:|',
-    ...rows.map(
-      (r) =>
-        `| ${cell(r.fault)} | ${r.runs} | ${cell(r.outcome)} | ${r.reported} | ${r.recorded} | ${lostOf(r)} |`,
-    ),
+    ...renderFaultTable(rows),
     '',
     `Measured by \`npm run faults\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
       `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, the local cluster (etcd, kube-apiserver, ` +
       `controller manager, scheduler, process kubelet); ${rows.length} scenarios in ${Math.round(wallMs / 1000)} s` +
-      (failed ? '; SOME TESTS FAILED: their scenarios are missing from the table.' : '.'),
+      (failed
+        ? `; SOME TESTS FAILED (${rows.filter((r) => r.failed).length} scenarios marked FAILED above; vitest exit codes ${codes.join(', ')}).`
+        : '.'),
   ];
   const table = `${lines.join('\n')}\n`;
   await mkdir(join(root, 'bench'), { recursive: true });

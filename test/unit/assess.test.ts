@@ -208,7 +208,7 @@ describe('assessRun: an accepted report of this run', () => {
 
   it('uses the default timings when none are given', () => {
     const p = pod('Running', { containers: [running('main')] });
-    expect(DEFAULT_TIMINGS).toEqual({ exitGraceMs: 30_000, lateReportGraceMs: 5_000 });
+    expect(DEFAULT_TIMINGS).toEqual({ exitGraceMs: 30_000, lateReportGraceMs: 500 });
     expect(assessRun(observe({ state: stateWith({}), pod: p, podSeen: true }))).toEqual({
       kind: 'wait',
       untilMs: T0 + 1_500 + DEFAULT_TIMINGS.exitGraceMs,

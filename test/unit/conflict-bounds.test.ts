@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { silentLog } from '../../lib/core/log.ts';
+import { handleCheckReport } from '../../lib/healthcheck/handle-check-report.ts';
+import type { JobKube } from '../../lib/job/job-kube.ts';
+import type { KhJob } from '../../lib/job/khjob.ts';
+import { advancePhase } from '../../lib/job/phase.ts';
+import { runKhJob } from '../../lib/job/run-khjob.ts';
+import { WriteConflict } from '../../lib/kube/errors.ts';
 import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { runIteration } from '../../lib/run/iteration.ts';
 import { renewLease } from '../../lib/run/renew-lease.ts';
@@ -8,8 +14,9 @@ import type { KhCheck, KhState } from '../../lib/state/resources.ts';
 import { FakeKube } from './fakes/fake-kube.ts';
 
 // How many write conflicts in a row a loop absorbs when nobody configured it: eight, for the runner's claim
-// (ITERATION_DEFAULTS) and for a lease renewal (LEASE_MAX_ATTEMPTS). The numbers are spelled out here on
-// purpose: a test that reads the constant it checks cannot tell when the constant changes.
+// (ITERATION_DEFAULTS), a lease renewal (LEASE_MAX_ATTEMPTS), v3's report endpoint (POST /check), a khjob's
+// stale run closed and its phase. The numbers are spelled out here on purpose: a test that reads the
+// constant it checks cannot tell when the constant changes.
 
 const NS = 'checks';
 const NAME = 'dns';
@@ -92,6 +99,101 @@ describe('the default conflict bounds', () => {
     ).catch((e: unknown) => e);
     // Assess
     expect(error).toMatchObject({ name: 'RetriesExhausted', writer: 'lease', attempts: DEFAULT_BOUND });
+    expect(kube.conflicts).toHaveLength(DEFAULT_BOUND);
+  });
+});
+
+describe('the default conflict bounds of the other kinds', () => {
+  /** A khstate store where every replace meets a newer version. */
+  const alwaysConflicting = (state: KhState) => {
+    let replaces = 0;
+    return {
+      replaces: () => replaces,
+      read: async () => structuredClone(state),
+      replace: async (): Promise<KhState> => {
+        replaces++;
+        throw new WriteConflict('Conflict');
+      },
+    };
+  };
+
+  it("v3's report endpoint (POST /check) answers 500 after 8 conflicting writes", async () => {
+    // Prepare: the run is current and before its deadline, so the report is written, and always conflicts.
+    const state = stateWith(RUN);
+    state.spec.uuid = RUN.uuid;
+    const current = alwaysConflicting(state);
+    // Act
+    const answer = await handleCheckReport(
+      {
+        findRun: async () => null,
+        state: { read: current.read, replace: current.replace },
+        clock: { nowMs: () => T0 + 1_000 },
+        log: silentLog,
+        server: 'khrun-serve',
+      },
+      {
+        caller: {
+          via: 'signed',
+          run: { namespace: NS, checkName: NAME, uuid: RUN.uuid, deadlineMs: RUN.deadlineMs },
+        },
+        uuid: RUN.uuid,
+        body: '{"ok": true}',
+      },
+    );
+    // Assess
+    expect(answer).toEqual({
+      status: 500,
+      message: `the report could not be stored after ${DEFAULT_BOUND} conflicting writes; retry`,
+    });
+    expect(current.replaces()).toBe(DEFAULT_BOUND);
+  });
+
+  const JOB_UID = '0e5b7c8a-1d2f-4a6b-9c3d-5e7f9a1b3c5d';
+  const khjob = (): KhJob => ({
+    apiVersion: 'comcast.github.io/v1',
+    kind: 'KuberhealthyJob',
+    metadata: { name: NAME, namespace: NS, uid: JOB_UID, resourceVersion: '1' },
+    spec: { timeout: '2m', podSpec: { containers: [{ name: 'main', image: 'x' }] } },
+  });
+
+  it("a khjob's phase write gives up after 8 conflicts (RetriesExhausted of job-phase)", async () => {
+    // Prepare: a khjob that changes under every write.
+    let replaces = 0;
+    const jobs: JobKube = {
+      readJob: async () => khjob(),
+      replaceJob: async () => {
+        replaces++;
+        throw new WriteConflict('Conflict');
+      },
+    };
+    // Act
+    const error = await advancePhase({ jobs, log: silentLog }, khjob(), {
+      phase: 'Running',
+      runner: 'runner-a',
+    }).catch((e: unknown) => e);
+    // Assess
+    expect(error).toMatchObject({ name: 'RetriesExhausted', writer: 'job-phase', attempts: DEFAULT_BOUND });
+    expect(replaces).toBe(DEFAULT_BOUND);
+  });
+
+  it("a khjob's stale run is closed within 8 conflicts (RetriesExhausted of record)", async () => {
+    // Prepare: the khjob's own run, left past its deadline by a dead runner, on a contested khstate.
+    const stale: ActiveRun = { ...RUN, uuid: JOB_UID, deadlineMs: T0 - 1_000, leaseUntilMs: T0 - 60_000 };
+    const kube = contested(stateWith(stale));
+    const jobs: JobKube = { readJob: async () => khjob(), replaceJob: async (job) => job };
+    const base: AcquireDeps = {
+      kube,
+      clock: { nowMs: () => T0 },
+      ids: { runUuid: () => JOB_UID },
+      log: silentLog,
+    };
+    // Act
+    const error = await runKhJob(
+      { jobs, base, iterate: async () => ({ kind: 'busy', reason: 'not reached', runUuid: '' }) },
+      { namespace: NS, name: NAME, runner: 'runner-a' },
+    ).catch((e: unknown) => e);
+    // Assess
+    expect(error).toMatchObject({ name: 'RetriesExhausted', writer: 'record', attempts: DEFAULT_BOUND });
     expect(kube.conflicts).toHaveLength(DEFAULT_BOUND);
   });
 });

@@ -10,7 +10,7 @@ import { readActiveRun, readLastOutcome } from '../../../lib/state/khstate.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/cluster.ts';
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { checkerContainer } from './helpers/checker.ts';
-import { recordFault } from './helpers/fault-table.ts';
+import { faultScenario } from './helpers/fault-scenario.ts';
 import { checkPods, stateProblems } from './helpers/invariants.ts';
 import {
   logLines,
@@ -60,10 +60,12 @@ const FORGED_ENV = [
 
 describe('what a khcheck cannot do', () => {
   it("cannot make khrun write another check's or namespace's khstate, nor override the injected env", async () => {
+    const fault =
+      'boundary: a khcheck forging the check-name annotation, run-id and check-name labels and every KH_* variable (containers and init containers)';
+    const row = faultScenario(fault);
     await createCheck(kc, ns, 'victim', { containers: [checkerContainer()] });
     await createCheck(kc, ns2, 'victim', { containers: [checkerContainer()] });
-    for (const namespace of [ns, ns2])
-      expect(resultOf(await run('victim', namespace))).toMatchObject({ kind: 'Succeeded' });
+    const victims = [await run('victim', ns), await run('victim', ns2)];
     const before = [await readState(kc, ns, 'victim'), await readState(kc, ns2, 'victim')];
 
     const forged = (c: V1Container): V1Container => ({ ...c, env: [...FORGED_ENV, ...(c.env ?? [])] });
@@ -81,11 +83,34 @@ describe('what a khcheck cannot do', () => {
       },
     );
     const exit = await run('intruder', ns);
-    expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
     const state = await readState(kc, ns, 'intruder');
-    expect(stateProblems(state, ns)).toEqual([]);
     const uuid = state?.spec.uuid ?? '';
     const [pod] = await checkPods(kc, ns, 'intruder');
+    const after = [await readState(kc, ns, 'victim'), await readState(kc, ns2, 'victim')];
+    // What of the forgery reached the created pod: labels, annotation, and each KH_* variable of each container.
+    const containers = [...(pod?.spec?.initContainers ?? []), ...(pod?.spec?.containers ?? [])];
+    const forgedEnv = containers.flatMap((c) =>
+      FORGED_ENV.filter((f) => (c.env ?? []).some((e) => e.name === f.name && e.value === f.value)),
+    ).length;
+    const forgedMeta = [
+      pod?.metadata?.labels?.[RUN_ID_LABEL] === 'forged-run',
+      pod?.metadata?.labels?.[CHECK_NAME_LABEL] === 'victim',
+      pod?.metadata?.annotations?.[CHECKER_POD_CHECK_ANNOTATION] === 'victim',
+    ].filter(Boolean).length;
+    const victimsWritten = after.filter(
+      (s, i) => s?.metadata.resourceVersion !== before[i]?.metadata.resourceVersion,
+    ).length;
+    await row.record({
+      fault,
+      runs: 1,
+      outcome: `in the created pod ${forgedMeta} of 3 forged labels and annotations and ${forgedEnv} of ${FORGED_ENV.length * containers.length} forged KH_* values (${containers.length} containers) left in place; the run recorded as its own check (${readLastOutcome(state)?.kind}); ${victimsWritten} of the 2 victim checks' khstates (same and other namespace) written meanwhile`,
+      reported: tally.runs('intruder').length,
+      recorded: recordedOf(tally.runs('intruder'), [readLastOutcome(state)?.uuid]),
+    });
+
+    for (const victim of victims) expect(resultOf(victim)).toMatchObject({ kind: 'Succeeded' });
+    expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    expect(stateProblems(state, ns)).toEqual([]);
     expect(pod).toBeDefined();
     const p = pod as V1Pod;
     expect(p.metadata?.namespace).toBe(ns);
@@ -108,21 +133,14 @@ describe('what a khcheck cannot do', () => {
       expect(value(KH_ENV.podNamespace)?.valueFrom?.fieldRef?.fieldPath, c.name).toBe('metadata.namespace');
     }
     // The victims' khstates were not written at all.
-    const after = [await readState(kc, ns, 'victim'), await readState(kc, ns2, 'victim')];
     expect(after.map((s) => s?.metadata.resourceVersion)).toEqual(
       before.map((s) => s?.metadata.resourceVersion),
     );
-    await recordFault({
-      fault:
-        'boundary: a khcheck forging the check-name annotation, run-id and check-name labels and every KH_* variable (containers and init containers)',
-      runs: 1,
-      outcome: `all overridden in the created pod (labels, annotation, KH_RUN_UUID, KH_REPORTING_URL, deadline, namespace); the run recorded as its own check (${readLastOutcome(state)?.kind}); the victim checks' khstates (same and other namespace) not written`,
-      reported: tally.runs('intruder').length,
-      recorded: recordedOf(tally.runs('intruder'), [readLastOutcome(state)?.uuid]),
-    });
   });
 
   it('run UUIDs never appear in full in the runner logs, at DEBUG, through a kill and an adoption', async () => {
+    const fault = 'boundary: run UUIDs in the runner logs at DEBUG (a run, a killed run, its adoption)';
+    const row = faultScenario(fault);
     await createCheck(kc, ns, 'quiet', {
       containers: [checkerContainer({ delayMs: 500, notifyUrl: tally.url('quiet') })],
     });
@@ -134,18 +152,27 @@ describe('what a khcheck cannot do', () => {
     const killed = await run('quiet', ns, { ...debug, KHRUN_FAILPOINT_KILL_AT: 'pod created' });
     outputs.push(killed.stdout + killed.stderr);
     const orphan = readActiveRun(await readState(kc, ns, 'quiet'));
-    expect(orphan).toBeDefined();
     await new Promise((resolve) =>
       setTimeout(resolve, Math.max(0, (orphan?.leaseUntilMs ?? 0) - Date.now()) + 50),
     );
     const adopted = await run('quiet', ns, debug);
     outputs.push(adopted.stdout + adopted.stderr);
-    expect(resultOf(adopted)).toMatchObject({ result: 'recorded', adopted: true });
     const second = (await readState(kc, ns, 'quiet'))?.spec.uuid ?? '';
-    expect(second).toBe(orphan?.uuid);
 
     const text = outputs.join('\n');
     const lines = logLines(text);
+    const leaked = [first, second].filter((uuid) => uuid && text.includes(uuid)).length;
+    await row.record({
+      fault,
+      runs: outputs.length,
+      outcome: `${lines.length} JSON log lines and the results of ${outputs.length} invocations (2 runs) scanned (POWERTOOLS_LOG_LEVEL=DEBUG): the full UUID of ${leaked} of 2 runs found in them; the 8-character prefix correlates them`,
+      reported: tally.runs('quiet').length,
+      recorded: recordedOf(tally.runs('quiet'), [first, second]),
+    });
+
+    expect(orphan).toBeDefined();
+    expect(resultOf(adopted)).toMatchObject({ result: 'recorded', adopted: true });
+    expect(second).toBe(orphan?.uuid);
     expect(lines.length).toBeGreaterThan(0);
     for (const uuid of [first, second]) {
       expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
@@ -153,12 +180,5 @@ describe('what a khcheck cannot do', () => {
       // The 8-character prefix is there: runs can still be told apart and correlated.
       expect(lines.some((l) => l.run === uuid.slice(0, 8))).toBe(true);
     }
-    await recordFault({
-      fault: 'boundary: run UUIDs in the runner logs at DEBUG (a run, a killed run, its adoption)',
-      runs: outputs.length,
-      outcome: `${lines.length} JSON log lines and the results of ${outputs.length} invocations (2 runs) scanned (POWERTOOLS_LOG_LEVEL=DEBUG): the full UUIDs appear nowhere; the 8-character prefix correlates them`,
-      reported: tally.runs('quiet').length,
-      recorded: recordedOf(tally.runs('quiet'), [first, second]),
-    });
   });
 });

@@ -6,7 +6,8 @@ import { runListWatch } from '../../../lib/kube/list-watch.ts';
 import { DEFAULT_API_RETRY_MS } from '../../../lib/report/handle-report.ts';
 import { goCheckerBinary } from '../helpers/khrun.ts';
 import { type Gate, startGate } from './helpers/checker.ts';
-import { ms, recordFault } from './helpers/fault-table.ts';
+import { faultScenario } from './helpers/fault-scenario.ts';
+import { ms } from './helpers/fault-table.ts';
 import { type Runner, stopRunner, type Target } from './helpers/khrun-process.ts';
 import { type OutageSetup, outageNamespaces, reportClients, runOutage } from './helpers/outage.ts';
 import { startOwnCluster } from './helpers/own-cluster.ts';
@@ -71,70 +72,77 @@ async function killApiServer(): Promise<void> {
 
 describe('the control plane failing while runs wait for their reports', () => {
   it('kube-apiserver stopped and started again: every report lands, every run ends as reported', async () => {
+    const row = faultScenario('control plane: kube-apiserver stopped while runs wait');
     const r = await runOutage(setup, 'apiserver', {
       stop: () => cluster.controlPlane.stopApiServer(),
       start: () => cluster.controlPlane.startApiServer(),
       holdMs: OUTAGE_MS,
     });
-    expect(r.problems).toEqual([]);
-    await recordFault({
+    await row.record({
       fault: `control plane: kube-apiserver stopped while ${r.runs} runs wait, reports sent during the outage`,
       runs: r.runs,
       outcome: `API server down ${ms(r.downMs)}, the reports sent ${ms(r.heldMs)} before it answered again; the runners' endpoints held them (${r.waited} retries) and ${r.recorded} of ${r.runs} runs recorded what their checker reported (Go checkclient ×2, retrying client, npm client); watches resumed ${r.resumed}×; no run UUID in the logs`,
       reported: r.reported,
       recorded: r.recorded,
     });
+    expect(r.problems).toEqual([]);
   }, 240_000);
 
   it('etcd stopped and started again: every report lands, every run ends as reported', async () => {
+    const row = faultScenario('control plane: etcd stopped while runs wait');
     const r = await runOutage(setup, 'etcd', {
       stop: () => cluster.controlPlane.stopEtcd(),
       start: () => cluster.controlPlane.startEtcd(),
       holdMs: OUTAGE_MS,
     });
-    expect(r.problems).toEqual([]);
-    await recordFault({
+    await row.record({
       fault: `control plane: etcd stopped while ${r.runs} runs wait, reports sent during the outage`,
       runs: r.runs,
       outcome: `etcd down ${ms(r.downMs)}, the reports sent ${ms(r.heldMs)} before it answered again (the API server held the requests; ${r.waited} retries at the endpoints); ${r.recorded} of ${r.runs} runs recorded what their checker reported; watches resumed ${r.resumed}×; no run UUID in the logs`,
       reported: r.reported,
       recorded: r.recorded,
     });
+    expect(r.problems).toEqual([]);
   }, 240_000);
 
   it(`an API outage longer than the report endpoint's ${DEFAULT_API_RETRY_MS / 1000} s wait: every report lands all the same`, async () => {
+    const row = faultScenario("control plane: kube-apiserver down longer than the report endpoint's wait");
     const r = await runOutage(setup, 'longout', {
       stop: () => cluster.controlPlane.stopApiServer(),
       start: () => cluster.controlPlane.startApiServer(),
       holdMs: LONG_OUTAGE_MS,
     });
-    expect(r.problems).toEqual([]);
-    await recordFault({
+    await row.record({
       fault: `control plane: kube-apiserver down longer than the report endpoint's ${ms(DEFAULT_API_RETRY_MS)} wait, ${r.runs} runs waiting, reports sent at its start`,
       runs: r.runs,
       outcome: `API server down ${ms(r.downMs)}, the reports sent ${ms(r.heldMs)} before it answered again; ${r.waited} retries at the endpoints, ${r.gaveUp} answered 500; ${r.recorded} of ${r.runs} runs recorded what their checker reported${r.lostBy.length ? ` (not: ${r.lostBy.join(', ')})` : ''}; watches resumed ${r.resumed}×`,
       reported: r.reported,
       recorded: r.recorded,
     });
+    expect(r.problems).toEqual([]);
   }, 300_000);
 
   it('kube-apiserver SIGKILLed and started again: every report lands, every run ends as reported', async () => {
+    const row = faultScenario('control plane: kube-apiserver SIGKILLed while runs wait');
     const r = await runOutage(setup, 'apikill', {
       stop: killApiServer,
       start: () => cluster.controlPlane.startApiServer(),
       holdMs: OUTAGE_MS,
     });
-    expect(r.problems).toEqual([]);
-    await recordFault({
+    await row.record({
       fault: `control plane: kube-apiserver SIGKILLed (no graceful shutdown) while ${r.runs} runs wait, reports sent during the outage`,
       runs: r.runs,
       outcome: `API server gone ${ms(r.downMs)}, the reports sent ${ms(r.heldMs)} before a new one answered; the endpoints held them (${r.waited} retries) and ${r.recorded} of ${r.runs} runs recorded what their checker reported; watches resumed ${r.resumed}×; no run UUID in the logs`,
       reported: r.reported,
       recorded: r.recorded,
     });
+    expect(r.problems).toEqual([]);
   }, 240_000);
 
   it('runListWatch resumes a watch the server ended, and lists again after 410 Gone', async () => {
+    const fault =
+      'control plane: a watch ended by the server (API server restart), resumed from a revision the restarted server no longer serves';
+    const row = faultScenario(fault);
     const ns = setup.namespaces.get('watch') ?? '';
     const noise = setup.namespaces.get('noise') ?? '';
     const core = kc.makeApiClient(CoreV1Api);
@@ -188,16 +196,15 @@ describe('the control plane failing while runs wait for their reports', () => {
       stop.abort();
       await watching;
     }
-    expect(interruptions.length).toBeGreaterThan(0);
     const gone = interruptions.filter((r) => /410 Gone/.test(r)).length;
-    expect(gone, interruptions.join('\n')).toBeGreaterThan(0);
-    await recordFault({
-      fault:
-        'control plane: a watch ended by the server (API server restart), resumed from a revision the restarted server no longer serves',
+    await row.record({
+      fault,
       runs: 1,
       outcome: `runListWatch saw ${interruptions.length} interruption(s), ${gone} of them 410 Gone, listed again and delivered the next change (no checker involved: nothing reported, nothing to record)`,
       reported: 0,
       recorded: 0,
     });
+    expect(interruptions.length).toBeGreaterThan(0);
+    expect(gone, interruptions.join('\n')).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -9,9 +9,10 @@ import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/clust
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { startWriteOutageProxy, type WriteOutageProxy } from './helpers/api-write-outage.ts';
 import { checkerContainer, type Gate, startGate } from './helpers/checker.ts';
-import { ms, recordFault } from './helpers/fault-table.ts';
+import { faultScenario } from './helpers/fault-scenario.ts';
+import { ms } from './helpers/fault-table.ts';
 import {
-  noLivePods,
+  podsLeft,
   recordedOutcomes,
   stateProblems,
   waitForCheckPod,
@@ -123,6 +124,7 @@ const describeExit = (e: RunnerExit) => `exit ${e.code}\n${e.stdout.slice(-4000)
 
 describe('fencing: API writes fail for longer than the lease while a run waits', () => {
   it('the adopter keeps the first pod, its report is recorded once, the first runner steps down', async () => {
+    const row = faultScenario('fencing: API writes fail for longer than the lease while the run waits');
     const check = 'write-outage';
     await createCheck(
       kc,
@@ -174,6 +176,20 @@ describe('fencing: API writes fail for longer than the lease while a run waits',
       const state = await readState(kc, ns, check);
       const ofRun = pods.pods().filter((p) => isRunPod(p, held.uuid));
       const detail = `first: ${describeExit(firstExit)}\n---\nsecond: ${describeExit(secondExit)}`;
+      const live = (
+        await core.listNamespacedPod({ namespace: ns, labelSelector: `${CHECK_NAME_LABEL}=${check}` })
+      ).items.filter(
+        (p) => !p.metadata?.deletionTimestamp && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
+      );
+      const reported = tally.runs(check);
+      const recorded = recordedOf(reported, [readLastOutcome(state)?.uuid]);
+      await row.record({
+        fault: `fencing: API writes fail for longer than the lease (${ms(outageMs)} outage of writes through a proxy, ${LEASE_SECONDS} s lease) while the run waits; a second \`khrun run\` adopts it during the outage`,
+        runs: 1,
+        outcome: `${ofRun.length} pod for the run (kept by the adopter); adopter: ${String(secondResult?.result)} ${String(secondResult?.kind)}; first runner: ${String(firstResult?.result)}; ${recordedOutcomes(state)} outcome recorded; ${live.length} live pods left; ${proxy.refused.length} writes refused by the proxy`,
+        reported: reported.length,
+        recorded,
+      });
 
       expect(
         ofRun.map((p) => p.metadata?.name),
@@ -197,26 +213,8 @@ describe('fencing: API writes fail for longer than the lease while a run waits',
       expect(readLastOutcome(state)?.uuid).toBe(held.uuid);
       expect(recordedOutcomes(state), 'the run recorded exactly once').toBe(1);
       expect(adopted.uuid).toBe(held.uuid);
-      const live = (
-        await core.listNamespacedPod({ namespace: ns, labelSelector: `${CHECK_NAME_LABEL}=${check}` })
-      ).items;
-      expect(
-        live.filter(
-          (p) => !p.metadata?.deletionTimestamp && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
-        ),
-        'no live pod left',
-      ).toEqual([]);
-
-      const reported = tally.runs(check);
-      const recorded = recordedOf(reported, [readLastOutcome(state)?.uuid]);
+      expect(live, 'no live pod left').toEqual([]);
       expect(recorded).toBe(reported.length);
-      await recordFault({
-        fault: `fencing: API writes fail for longer than the lease (${ms(outageMs)} outage of writes through a proxy, ${LEASE_SECONDS} s lease) while the run waits; a second \`khrun run\` adopts it during the outage`,
-        runs: 1,
-        outcome: `${ofRun.length} pod for the run (kept by the adopter); adopter: ${String(secondResult?.result)} ${String(secondResult?.kind)}; first runner: ${String(firstResult?.result)}; ${recordedOutcomes(state)} outcome recorded; ${proxy.refused.length} writes refused by the proxy`,
-        reported: reported.length,
-        recorded,
-      });
     } finally {
       await pods.stop();
     }
@@ -242,6 +240,9 @@ function lingeringChecker(check: string) {
 
 describe('adoption: the replaced pod of a dead runner still terminates when the replacement reports', () => {
   it('the replacement pod’s report is recorded; the old pod was asked to go', async () => {
+    const row = faultScenario(
+      'adoption: the replaced pod of a dead runner still terminates when the replacement reports',
+    );
     const check = 'adopt-terminating';
     await createCheck(
       kc,
@@ -291,6 +292,17 @@ describe('adoption: the replaced pod of a dead runner still terminates when the 
         await core.listNamespacedPod({ namespace: ns, labelSelector: `${CHECK_NAME_LABEL}=${check}` })
       ).items;
 
+      const reported = tally.runs(check);
+      const recorded = recordedOf(reported, [readLastOutcome(state)?.uuid]);
+      const oldStill = stillThere.find((p) => p.metadata?.uid === oldUid);
+      await row.record({
+        fault: `adoption: the runner SIGKILLed after creating its pod; the adopter replaces that pod (nothing listens at its endpoint), which traps SIGTERM and keeps terminating (60 s grace) while the replacement ${replacement.metadata?.name} reports`,
+        runs: 1,
+        outcome: `adopter: ${String(result?.result)} ${String(result?.kind)}; the old pod ${oldStill?.metadata?.deletionTimestamp ? 'still terminating' : 'not terminating'} when the outcome was recorded; ${recordedOutcomes(state)} outcome recorded`,
+        reported: reported.length,
+        recorded,
+      });
+
       expect(result, describeExit(exit)).toMatchObject({
         result: 'recorded',
         kind: 'Succeeded',
@@ -300,23 +312,13 @@ describe('adoption: the replaced pod of a dead runner still terminates when the 
       expect(readLastOutcome(state)?.uuid).toBe(orphan.uuid);
       expect(recordedOutcomes(state)).toBe(1);
       // The old pod outlived the report (it was terminating all along), and every pod of the run was asked to go.
-      expect(stillThere.find((p) => p.metadata?.uid === oldUid)?.metadata?.deletionTimestamp).toBeTruthy();
+      expect(oldStill?.metadata?.deletionTimestamp).toBeTruthy();
       expect(
         stillThere.filter(
           (p) => !p.metadata?.deletionTimestamp && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
         ),
       ).toEqual([]);
       expect(pods.pods().filter((p) => isRunPod(p, orphan.uuid))).toHaveLength(2);
-
-      const reported = tally.runs(check);
-      const recorded = recordedOf(reported, [readLastOutcome(state)?.uuid]);
-      await recordFault({
-        fault: `adoption: the runner SIGKILLed after creating its pod; the adopter replaces that pod (nothing listens at its endpoint), which traps SIGTERM and keeps terminating (60 s grace) while the replacement ${replacement.metadata?.name} reports`,
-        runs: 1,
-        outcome: `adopter: ${String(result?.result)} ${String(result?.kind)}; the old pod still terminating when the outcome was recorded; ${recordedOutcomes(state)} outcome recorded`,
-        reported: reported.length,
-        recorded,
-      });
     } finally {
       await pods.stop();
       // The lingering pod would hold its 60 s grace: the test, not khrun, ends it now.
@@ -333,6 +335,9 @@ describe('adoption: the replaced pod of a dead runner still terminates when the 
 
 describe('adoption: a khcheck that became invalid while its run’s runner was dead', () => {
   it('the next invocation closes the run with the validation error and removes its pod', async () => {
+    const fault =
+      'adoption: the khcheck became invalid (timeout "5 min") while its run’s runner was dead (SIGKILLed after creating the pod)';
+    const row = faultScenario(fault);
     const check = 'invalid-orphan';
     await createCheck(kc, ns, check, { containers: [checkerContainer({ gateUrl: gate.waitUrl(check) })] });
     const killed = await run(check, { KHRUN_FAILPOINT_KILL_AT: 'pod created' }).done;
@@ -358,20 +363,22 @@ describe('adoption: a khcheck that became invalid while its run’s runner was d
 
     const exit = await run(check).done;
     const result = resultOf(exit);
-    expect(result, describeExit(exit)).toMatchObject({ result: 'recorded', kind: 'ExecutionError' });
     const state = await readState(kc, ns, check);
-    expect(stateProblems(state, ns)).toEqual([]);
-    expect(readLastOutcome(state)).toMatchObject({ uuid: orphan.uuid, kind: 'ExecutionError' });
-    expect(state?.spec.Errors[0]).toMatch(/spec\.timeout "5 min"/);
-    const pods = await noLivePods(kc, ns, check);
+    const { pods, live } = await podsLeft(kc, ns, check);
     const closedRecorded = readLastOutcome(state)?.uuid === orphan.uuid ? 1 : 0;
-    await recordFault({
-      fault:
-        'adoption: the khcheck became invalid (timeout "5 min") while its run’s runner was dead (SIGKILLed after creating the pod)',
+    await row.record({
+      fault,
       runs: 1,
-      outcome: `the next invocation recorded ${String(result?.kind)} for that run (${closedRecorded} of 1 orphaned run closed) and no run is left active; ${pods.length} pod left, none live`,
+      outcome: `the next invocation recorded ${String(result?.kind)} for that run (${closedRecorded} of 1 orphaned run closed), ${readActiveRun(state) ? 'a run still active' : 'no run left active'}; ${pods.length} pod(s) left, ${live.length} live`,
+      // No checker reported (it waited at its gate): the run's outcome is the validation error.
       reported: 0,
       recorded: 0,
     });
+
+    expect(result, describeExit(exit)).toMatchObject({ result: 'recorded', kind: 'ExecutionError' });
+    expect(stateProblems(state, ns)).toEqual([]);
+    expect(readLastOutcome(state)).toMatchObject({ uuid: orphan.uuid, kind: 'ExecutionError' });
+    expect(state?.spec.Errors[0]).toMatch(/spec\.timeout "5 min"/);
+    expect(live, 'no live pod left').toEqual([]);
   }, 120_000);
 });

@@ -10,7 +10,8 @@ import { adminKubeConfig, dropNamespace, freshNamespace } from '../helpers/clust
 import { createCheck, readState } from '../helpers/khrun.ts';
 import { auditEvents } from './helpers/audit.ts';
 import { checkerContainer, type Gate, startGate } from './helpers/checker.ts';
-import { ms, quantile, recordFault } from './helpers/fault-table.ts';
+import { faultScenario } from './helpers/fault-scenario.ts';
+import { ms, quantile } from './helpers/fault-table.ts';
 import { dribble, pool, post, sendHuge } from './helpers/http-abuse.ts';
 import {
   checkPods,
@@ -109,13 +110,29 @@ afterAll(async () => {
 const rv = async (namespace = ns, check = 'target') =>
   (await readState(kc, namespace, check))?.metadata.resourceVersion;
 
-/** Asserts that nothing in `fn` wrote a khstate: the target's, the other check's, the other namespace's. */
-async function untouched<T>(fn: () => Promise<T>): Promise<T> {
+interface Writes<T> {
+  result: T;
+  /** How many of the khstates (the target's, the other check's, the other namespace's) fn wrote. */
+  written: number;
+  before: Array<string | undefined>;
+  after: Array<string | undefined>;
+}
+
+/** Runs fn and measures whether it wrote a khstate: the target's, the other check's, the other namespace's. */
+async function writesDuring<T>(fn: () => Promise<T>): Promise<Writes<T>> {
   const before = [await rv(), await rv(ns, 'other'), await rv(ns2, 'elsewhere')];
   const result = await fn();
   const after = [await rv(), await rv(ns, 'other'), await rv(ns2, 'elsewhere')];
-  expect(after, after.join() === before.join() ? '' : await whoWrote()).toEqual(before);
-  return result;
+  return { result, written: after.filter((v, i) => v !== before[i]).length, before, after };
+}
+
+/** For the row: whether the khstates were written. */
+const writtenText = (w: Writes<unknown>) =>
+  w.written === 0 ? 'no khstate written (resourceVersions unchanged)' : `${w.written} khstate(s) WRITTEN`;
+
+/** Asserts that nothing was written, saying who wrote what if something was. */
+async function expectUntouched(w: Writes<unknown>): Promise<void> {
+  expect(w.after, w.written === 0 ? '' : await whoWrote()).toEqual(w.before);
 }
 
 /** Who wrote the khstates (the audit log's writers) and what the live runner said of reports: for a failure. */
@@ -135,6 +152,8 @@ async function whoWrote(): Promise<string> {
 
 describe('hostile and broken reports against a live run', () => {
   it('rejects malformed, mistyped and incomplete bodies with 400 and the reason', async () => {
+    const fault = 'hostile report: malformed JSON, wrong types, missing fields, blank errors, deep nesting';
+    const row = faultScenario(fault);
     const cases: Array<[string, string, RegExp]> = [
       ['malformed JSON', '{"OK": tru', /not valid JSON/],
       ['truncated JSON', '{"OK":false,"Errors":["disk', /not valid JSON/],
@@ -151,25 +170,30 @@ describe('hostile and broken reports against a live run', () => {
       ['deep nesting', `{"x":${'['.repeat(20_000)}${']'.repeat(20_000)},"OK":true}`, /nests more than/],
       ['unclosed nesting', '['.repeat(100_000), /not valid JSON/],
     ];
-    const answers = await untouched(() =>
+    const w = await writesDuring(() =>
       Promise.all(cases.map(([, body]) => post(live.url, body, { uuid: live.uuid }))),
     );
+    const answers = w.result;
+    await row.record({
+      fault,
+      runs: cases.length,
+      outcome: `${answers.filter((a) => a.status === 400).length}/${cases.length} rejected with 400 and the reason; ${writtenText(w)}; no genuine report among them, so none to record`,
+      reported: 0,
+      recorded: 0,
+    });
+    await expectUntouched(w);
     cases.forEach(([name, , reason], i) => {
       expect(answers[i]?.status, name).toBe(400);
       expect(answers[i]?.text, name).toMatch(reason);
       // Answered at once, although 20 slow senders hold connections meanwhile.
       expect(answers[i]?.ms, name).toBeLessThan(2_000);
     });
-    await recordFault({
-      fault: 'hostile report: malformed JSON, wrong types, missing fields, blank errors, deep nesting',
-      runs: cases.length,
-      outcome: `${answers.filter((a) => a.status === 400).length}/${cases.length} rejected with 400 and the reason; khstate not written (resourceVersions unchanged); no genuine report among them, so none to record`,
-      reported: 0,
-      recorded: 0,
-    });
   });
 
   it('rejects replays, other checks, other namespaces and made-up callers, and writes nothing', async () => {
+    const fault =
+      "hostile report: replayed URL of the previous run, another check's and another namespace's URLs, altered tokens, UUIDs and deadlines, a header naming another run, the bare v2 path";
+    const row = faultScenario(fault);
     const valid = '{"OK":true,"Errors":[]}';
     // Each checker pod's KH_REPORTING_URL names its run and carries a token signed by its runner.
     const bare = live.url.slice(0, live.url.indexOf(REPORT_PATH) + REPORT_PATH.length);
@@ -213,24 +237,26 @@ describe('hostile and broken reports against a live run', () => {
       ['the bare v2 path, no header', bare, undefined, /only at the signed URL/],
       ['a path that is no reporting URL', `${bare}/x/y`, live.uuid, /not one khrun handed out/],
     ];
-    const answers = await untouched(() =>
+    const w = await writesDuring(() =>
       Promise.all(cases.map(([, url, uuid]) => post(url, valid, uuid === undefined ? {} : { uuid }))),
     );
+    const answers = w.result;
+    await row.record({
+      fault,
+      runs: cases.length,
+      outcome: `${answers.filter((a) => a.status === 400).length}/${cases.length} rejected with 400; ${writtenText(w)} (this check's, the other check's, the other namespace's); no genuine report among them`,
+      reported: 0,
+      recorded: 0,
+    });
+    await expectUntouched(w);
     cases.forEach(([name, , , reason], i) => {
       expect(answers[i]?.status, name).toBe(400);
       expect(answers[i]?.text, name).toMatch(reason);
     });
-    await recordFault({
-      fault:
-        "hostile report: replayed URL of the previous run, another check's and another namespace's URLs, altered tokens, UUIDs and deadlines, a header naming another run, the bare v2 path",
-      runs: cases.length,
-      outcome: `${answers.filter((a) => a.status === 400).length}/${cases.length} rejected with 400; no khstate written (this check's, the other check's, the other namespace's: resourceVersions unchanged); no genuine report among them`,
-      reported: 0,
-      recorded: 0,
-    });
   });
 
   it('refuses 50 MB bodies early, with and without Content-Length, and stays small', async () => {
+    const row = faultScenario('hostile report: 50 MB body, with and without Content-Length');
     const size = 50 * 1024 * 1024;
     const baseline = (await rssBytes(live.runner.pid)) ?? 0;
     let peak = baseline;
@@ -241,14 +267,29 @@ describe('hostile and broken reports against a live run', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
-    const [headersOnly, declared, chunked] = await untouched(async () => [
-      // Only the headers: the 400 must come before a single body byte is sent.
-      await sendHuge(live.url, size, true, { bodyBytes: 0 }),
-      await sendHuge(live.url, size, true),
-      await sendHuge(live.url, size, false),
-    ]);
+    const w = await writesDuring(
+      async () =>
+        [
+          // Only the headers: the 400 must come before a single body byte is sent.
+          await sendHuge(live.url, size, true, { bodyBytes: 0 }),
+          await sendHuge(live.url, size, true),
+          await sendHuge(live.url, size, false),
+        ] as const,
+    );
+    const [headersOnly, declared, chunked] = w.result;
     sampling = false;
     await sampler;
+    const growthMb = (peak - baseline) / 2 ** 20;
+    const how = (r: typeof declared) =>
+      `${r.ended === 'answered' ? '400' : 'reset'} after ${ms(r.ms)}, ${(r.sentBytes / 2 ** 20).toFixed(1)} MiB in flight`;
+    await row.record({
+      fault: 'hostile report: 50 MB body, with and without Content-Length',
+      runs: 3,
+      outcome: `Content-Length 50 MB, headers only: ${headersOnly.ended === 'answered' ? headersOnly.status : 'reset'} after ${ms(headersOnly.ms)}, ${headersOnly.sentBytes} body bytes sent; streamed with Content-Length: ${how(declared)}; chunked: ${how(chunked)}; runner RSS ${(baseline / 2 ** 20).toFixed(0)} MiB, peak +${growthMb.toFixed(1)} MiB; ${writtenText(w)}`,
+      reported: 0,
+      recorded: 0,
+    });
+    await expectUntouched(w);
     expect(headersOnly).toMatchObject({ ended: 'answered', status: 400, sentBytes: 0 });
     expect(headersOnly.text).toMatch(/body of 52428800 bytes is over the 262144-byte limit/);
     for (const r of [declared, chunked]) {
@@ -260,20 +301,11 @@ describe('hostile and broken reports against a live run', () => {
       }
       expect(r.sentBytes, 'the sender is stopped long before 50 MB').toBeLessThan(8 * 1024 * 1024);
     }
-    const growthMb = (peak - baseline) / 2 ** 20;
     expect(growthMb, 'RSS growth while refusing 3 × 50 MB').toBeLessThan(40);
-    const how = (r: typeof declared) =>
-      `${r.ended === 'answered' ? '400' : 'reset'} after ${ms(r.ms)}, ${(r.sentBytes / 2 ** 20).toFixed(1)} MiB in flight`;
-    await recordFault({
-      fault: 'hostile report: 50 MB body, with and without Content-Length',
-      runs: 3,
-      outcome: `Content-Length 50 MB, headers only: 400 after ${ms(headersOnly.ms)}, before any body byte; streamed with Content-Length: ${how(declared)}; chunked: ${how(chunked)}; runner RSS ${(baseline / 2 ** 20).toFixed(0)} MiB, peak +${growthMb.toFixed(1)} MiB; khstate not written`,
-      reported: 0,
-      recorded: 0,
-    });
   });
 
   it('survives a flood of bad reports and writes nothing', async () => {
+    const row = faultScenario('hostile report: flood of malformed and replayed reports');
     const bodies = ['{"OK":', '{}', '{"OK":false,"Errors":[]}', '[]', 'null'];
     const malformed = 1_500;
     const replays = 300;
@@ -291,47 +323,55 @@ describe('hostile and broken reports against a live run', () => {
         ms: 0,
       }));
     const started = performance.now();
-    const answers = await untouched(() =>
+    const w = await writesDuring(() =>
       pool(malformed + replays, inFlight, (i) =>
         i < malformed
           ? send(bodies[i % bodies.length] ?? '', live.uuid)
           : send('{"OK":true,"Errors":[]}', old.uuid),
       ),
     ).finally(() => agent.destroy());
+    const answers = w.result;
     const seconds = (performance.now() - started) / 1000;
     const latencies = answers.map((a) => a.ms);
     const rss = (await rssBytes(live.runner.pid)) ?? 0;
     const rejected = answers.filter((a) => a.status === 400).length;
     const cut = answers.filter((a) => a.status === 0).length;
-    await recordFault({
+    await row.record({
       fault: `hostile report: flood of ${malformed} malformed + ${replays} replayed reports, ${inFlight} in flight`,
       runs: answers.length,
-      outcome: `${rejected}/${answers.length} rejected with 400${cut ? `, ${cut} cut without an answer` : ''} at ${Math.round(answers.length / seconds)} requests/s (p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}); khstate not written; runner RSS ${(rss / 2 ** 20).toFixed(0)} MiB after`,
+      outcome: `${rejected}/${answers.length} rejected with 400${cut ? `, ${cut} cut without an answer` : ''} at ${Math.round(answers.length / seconds)} requests/s (p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}); ${writtenText(w)}; runner RSS ${(rss / 2 ** 20).toFixed(0)} MiB after`,
       reported: 0,
       recorded: 0,
     });
+    await expectUntouched(w);
     expect(answers.filter((a) => a.status !== 400)).toEqual([]);
   }, 60_000);
 
   it('cut the slow senders off at the request timeout, while everything above was answered', async () => {
-    const results = await untouched(() => Promise.all(slowSenders));
-    for (const r of results) expect(r.ended).not.toBe('gave up');
+    const row = faultScenario('hostile report: slow senders held open through all of the above');
+    const w = await writesDuring(() => Promise.all(slowSenders));
+    const results = w.result;
     const longest = Math.max(...results.map((r) => r.ms));
     const shortest = Math.min(...results.map((r) => r.ms));
+    const cutOff = results.filter((r) => r.ended !== 'gave up').length;
+    await row.record({
+      fault: `hostile report: ${results.length} slow senders (1 byte every 500 ms) held open through all of the above`,
+      runs: results.length,
+      outcome: `${cutOff} of ${results.length} cut off ${ms(shortest) === ms(longest) ? ms(longest) : `${ms(shortest)}–${ms(longest)}`} after they started (request timeout ${ms(REQUEST_TIMEOUT_MS)}); ${writtenText(w)} meanwhile`,
+      reported: 0,
+      recorded: 0,
+    });
+    await expectUntouched(w);
+    for (const r of results) expect(r.ended).not.toBe('gave up');
     expect(shortest).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 500);
     expect(longest, 'cut within a second or two of the request timeout').toBeLessThan(
       REQUEST_TIMEOUT_MS + 2_500,
     );
-    await recordFault({
-      fault: `hostile report: ${results.length} slow senders (1 byte every 500 ms) held open through all of the above`,
-      runs: results.length,
-      outcome: `all ${results.length} cut off ${ms(shortest) === ms(longest) ? ms(longest) : `${ms(shortest)}–${ms(longest)}`} after they started (request timeout ${ms(REQUEST_TIMEOUT_MS)}); khstate not written meanwhile`,
-      reported: 0,
-      recorded: 0,
-    });
   }, 60_000);
 
   it('still accepts the real report afterwards, unicode and control characters stored verbatim', async () => {
+    const fault = 'hostile report: unicode and control characters in errors, after all of the above';
+    const row = faultScenario(fault);
     const errors = [
       'ünïcødé ✓ 日本語 — 🚀 ZWJ 👩‍👩‍👧',
       'tab\there, newline\nthen CR\r, bell \u0007, escape \u001b[31mred\u001b[0m',
@@ -339,32 +379,37 @@ describe('hostile and broken reports against a live run', () => {
       'quotes " \' and backslash \\ and <html>&amp;',
     ];
     const answer = await post(live.url, JSON.stringify({ OK: false, Errors: errors }), { uuid: live.uuid });
-    expect(answer.status, answer.status === 200 ? '' : `${answer.text}\n${await whoWrote()}`).toBe(200);
     const accepted = readAcceptedReport(await readState(kc, ns, 'target'));
-    expect(accepted?.errors).toEqual(errors);
     // The checker itself now reports too, is refused (only the first report counts) and exits.
     gate.open('target');
     const exit = await live.runner.done;
-    expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Failed', errors });
     const state = await readState(kc, ns, 'target');
+    gate.open('elsewhere');
+    const other = await elsewhere.runner.done;
+    const otherState = await readState(kc, ns2, 'elsewhere');
+    // The runs with a genuine report: the target's (this test's report, sent above; its checker's later one
+    // is the same run's second report, refused) and the other namespace's (its checker's).
+    const reported = [
+      ...(answer.status === 200 ? [live.uuid] : []),
+      ...tally.runs('elsewhere').filter((run) => run === elsewhere.uuid),
+    ];
+    const verbatim = JSON.stringify(state?.spec.Errors) === JSON.stringify(errors);
+    await row.record({
+      fault,
+      runs: 2,
+      outcome: `answered ${answer.status}; errors stored ${verbatim ? 'verbatim' : 'ALTERED'} in the khstate and recorded as the run’s ${readLastOutcome(state)?.kind} outcome; the other namespace’s run ${readLastOutcome(otherState)?.kind}`,
+      reported: reported.length,
+      recorded: recordedOf(reported, [readLastOutcome(state)?.uuid, readLastOutcome(otherState)?.uuid]),
+    });
+
+    expect(answer.status, answer.status === 200 ? '' : `${answer.text}\n${await whoWrote()}`).toBe(200);
+    expect(accepted?.errors).toEqual(errors);
+    expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Failed', errors });
     expect(state?.spec.Errors).toEqual(errors);
     expect(state?.spec.OK).toBe(false);
     expect(stateProblems(state, ns)).toEqual([]);
     expect(readLastOutcome(state)?.uuid).toBe(live.uuid);
-    gate.open('elsewhere');
-    const other = await elsewhere.runner.done;
     expect(resultOf(other)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
-    const otherState = await readState(kc, ns2, 'elsewhere');
-    // The runs with a genuine report: the target's (this test's report; its checker's later one is the
-    // same run's second report, refused) and the other namespace's (its checker's).
-    const reported = [live.uuid, ...tally.runs('elsewhere').filter((run) => run === elsewhere.uuid)];
-    const verbatim = JSON.stringify(state?.spec.Errors) === JSON.stringify(errors);
-    await recordFault({
-      fault: 'hostile report: unicode and control characters in errors, after all of the above',
-      runs: reported.length,
-      outcome: `accepted (${answer.status}); errors stored ${verbatim ? 'verbatim' : 'ALTERED'} in the khstate and recorded as the run’s ${readLastOutcome(state)?.kind} outcome; the other namespace’s run ${readLastOutcome(otherState)?.kind}`,
-      reported: reported.length,
-      recorded: recordedOf(reported, [readLastOutcome(state)?.uuid, readLastOutcome(otherState)?.uuid]),
-    });
+    expect(reported).toHaveLength(2);
   });
 });

@@ -8,7 +8,7 @@ import { readActiveRun, readLastOutcome } from '../../../lib/state/khstate.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, waitFor } from '../helpers/cluster.ts';
 import { createCheck, readState, repoRoot } from '../helpers/khrun.ts';
 import { checkerContainer, type Gate, startGate } from './helpers/checker.ts';
-import { recordFault } from './helpers/fault-table.ts';
+import { faultScenario } from './helpers/fault-scenario.ts';
 import {
   checkPods,
   readHistory,
@@ -59,6 +59,8 @@ function whenSettled(promises: Promise<unknown>[], n: number, timeoutMs: number)
 
 describe('overlapping invocations of one check', () => {
   it('10 `khrun run` at once: one pod, one recorded outcome; the other nine exit 0 as skipped', async () => {
+    const fault = 'overlap: 10 `khrun run` of one check at once';
+    const row = faultScenario(fault);
     const check = 'ten-at-once';
     await createCheck(kc, ns, check, {
       containers: [checkerContainer({ gateUrl: gate.waitUrl(check), notifyUrl: tally.url(check) })],
@@ -72,35 +74,38 @@ describe('overlapping invocations of one check', () => {
     );
     gate.open(check);
     const exits = await Promise.all(runners.map((r) => r.done));
+    const results = exits.map(resultOf);
+    const recorded = results.filter((r) => r?.result === 'recorded');
+    const busy = results.filter((r) => r?.result === 'busy');
+    const pods = await checkPods(kc, ns, check);
+    const state = await readState(kc, ns, check);
+    const reported = tally.runs(check);
+    await row.record({
+      fault,
+      runs: exits.length,
+      outcome: `${pods.length} pod, ${recordedOutcomes(state)} recorded outcome (${readLastOutcome(state)?.kind}); ${busy.length} exited as skipped (exit codes ${[...new Set(exits.map((e) => e.code))].join(', ')})`,
+      reported: reported.length,
+      recorded: recordedOf(reported, [readLastOutcome(state)?.uuid]),
+    });
 
     expect(
       exits.map((e) => e.code),
       exits.map((e) => e.stderr).join('\n'),
     ).toEqual(Array(10).fill(0));
-    const results = exits.map(resultOf);
-    const recorded = results.filter((r) => r?.result === 'recorded');
     expect(recorded).toHaveLength(1);
     expect(recorded[0]).toMatchObject({ kind: 'Succeeded', adopted: false });
-    expect(results.filter((r) => r?.result === 'busy')).toHaveLength(9);
-    expect(await checkPods(kc, ns, check)).toHaveLength(1);
-    const state = await readState(kc, ns, check);
+    expect(busy).toHaveLength(9);
+    expect(pods).toHaveLength(1);
     expect(stateProblems(state, ns)).toEqual([]);
     expect(recordedOutcomes(state)).toBe(1);
     expect(readHistory(state)).toHaveLength(1);
-    const pods = await checkPods(kc, ns, check);
-    const reported = tally.runs(check);
-    await recordFault({
-      fault: 'overlap: 10 `khrun run` of one check at once',
-      runs: exits.length,
-      outcome: `${pods.length} pod, ${recordedOutcomes(state)} recorded outcome (${readLastOutcome(state)?.kind}); ${results.filter((r) => r?.result === 'busy').length} exited ${exits[0]?.code} as skipped`,
-      reported: reported.length,
-      recorded: recordedOf(reported, [readLastOutcome(state)?.uuid]),
-    });
   });
 
   it('two `khrun tick` at once, then a manual rerun as the dispatched Job starts: each check dispatched once, one run', {
     timeout: 300_000,
   }, async () => {
+    const fault = 'overlap: 2 `khrun tick` at once + a manual `khrun run` as each dispatched Job starts';
+    const row = faultScenario(fault);
     const checks = ['tick-a', 'tick-b', 'tick-c'];
     for (const check of checks) {
       await createCheck(kc, ns, check, {
@@ -111,14 +116,13 @@ describe('overlapping invocations of one check', () => {
 
     // The two ticks: the tick's own CLI, in Job mode, dispatching from this namespace's runner template.
     const [a, b] = await Promise.all([tick(), tick()]);
-    expect(a.code, a.stderr).toBe(0);
-    expect(b.code, b.stderr).toBe(0);
     type Entry = { check: string; result: string; ref?: string };
-    const entries = [a, b].flatMap(
-      (r) => (JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as { entries: Entry[] }).entries,
-    );
+    // A tick that printed no result (it failed) dispatched nothing: its exit code is asserted below.
+    const entries = [a, b].flatMap((r) => {
+      const last = r.stdout.trim().split('\n').pop() ?? '';
+      return last.startsWith('{') ? ((JSON.parse(last) as { entries?: Entry[] }).entries ?? []) : [];
+    });
     const dispatched = entries.filter((e) => e.result === 'dispatched').map((e) => e.check);
-    expect(dispatched.sort()).toEqual(checks.map((c) => `${ns}/${c}`));
 
     // The manual rerun of every check, at the moment its dispatched Job starts its runner pod.
     const manual = new Map(checks.map((c) => [c, startRunner(c, ns, { POD_NAME: `manual-${c}` })]));
@@ -141,7 +145,29 @@ describe('overlapping invocations of one check', () => {
     );
     const manualExits = await Promise.all([...manual.values()].map((r) => r.done));
     const jobs = await Promise.all(checks.map(jobFinished));
+    const measured = await Promise.all(
+      checks.map(async (check) => ({
+        check,
+        pods: await checkPods(kc, ns, check),
+        state: await readState(kc, ns, check),
+      })),
+    );
+    const reported = checks.flatMap((check) => tally.runs(check));
+    const manualWins = measured.filter((m) => m.state?.spec.AuthoritativePod.startsWith('manual-')).length;
+    await row.record({
+      fault,
+      runs: checks.length,
+      outcome: `each check dispatched once (${dispatched.length} Jobs); ${measured.map((m) => m.pods.length).join('/')} pods and ${measured.map((m) => recordedOutcomes(m.state)).join('/')} outcomes per check (won by the manual run ${manualWins}, the Job ${checks.length - manualWins}); the other exited as skipped`,
+      reported: reported.length,
+      recorded: recordedOf(
+        reported,
+        measured.map((m) => readLastOutcome(m.state)?.uuid),
+      ),
+    });
 
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    expect(dispatched.sort()).toEqual(checks.map((c) => `${ns}/${c}`));
     expect(
       manualExits.map((e) => e.code),
       manualExits.map((e) => e.stderr).join('\n'),
@@ -150,26 +176,12 @@ describe('overlapping invocations of one check', () => {
       jobs.map((j) => j.status?.succeeded),
       (await Promise.all(checks.map(jobLogs))).join('\n'),
     ).toEqual([1, 1, 1]);
-    const winners: string[] = [];
-    const recordedRuns: Array<string | undefined> = [];
-    for (const check of checks) {
-      expect(await checkPods(kc, ns, check), check).toHaveLength(1);
-      const state = await readState(kc, ns, check);
+    for (const { check, pods, state } of measured) {
+      expect(pods, check).toHaveLength(1);
       expect(stateProblems(state, ns), check).toEqual([]);
       expect(recordedOutcomes(state), check).toBe(1);
       expect(readLastOutcome(state)?.kind, check).toBe('Succeeded');
-      winners.push(state?.spec.AuthoritativePod.startsWith('manual-') ? 'manual' : 'job');
-      recordedRuns.push(readLastOutcome(state)?.uuid);
     }
-    const reported = checks.flatMap((check) => tally.runs(check));
-    const manualWins = winners.filter((w) => w === 'manual').length;
-    await recordFault({
-      fault: 'overlap: 2 `khrun tick` at once + a manual `khrun run` as each dispatched Job starts',
-      runs: checks.length,
-      outcome: `each check dispatched once (${dispatched.length} Jobs); 1 pod and 1 outcome per check (won by the manual run ${manualWins}, the Job ${checks.length - manualWins}); the other exited 0 as skipped`,
-      reported: reported.length,
-      recorded: recordedOf(reported, recordedRuns),
-    });
   });
 });
 

@@ -17,7 +17,7 @@ import {
   startGate,
 } from './helpers/checker.ts';
 import { endpointIdentity, requestsBy, tally } from './helpers/endpoint-identity.ts';
-import { recordFault } from './helpers/fault-table.ts';
+import { faultScenario } from './helpers/fault-scenario.ts';
 import { post } from './helpers/http-abuse.ts';
 import { isRunning, podEnv, waitForCheckPod } from './helpers/invariants.ts';
 import { type Runner, resultOf, startRunner, stopRunner } from './helpers/khrun-process.ts';
@@ -53,9 +53,17 @@ afterAll(async () => {
   await dropNamespace(kc, ns);
 });
 
+/** Waits at its gate; says "reporting now" (gate.notified) just before it sends its report. */
 const gated = (name: string, extra: CheckerOptions = {}) => ({
-  containers: [checkerContainer({ gateUrl: gate.waitUrl(name), ...extra })],
+  containers: [checkerContainer({ gateUrl: gate.waitUrl(name), notifyUrl: gate.notifyUrl(name), ...extra })],
 });
+
+/** 1 when the gated checker said it was sending its report, else 0: what the row counts as reported. */
+const reportedBy = (name: string) =>
+  gate.notified(name, 1_000).then(
+    () => 1,
+    () => 0,
+  );
 
 /** The run's checker pod (created: its env says where it reports), whatever its phase. */
 async function livePod(check: string, runner: Runner): Promise<{ url: string; uuid: string; pod: V1Pod }> {
@@ -141,6 +149,7 @@ async function startServe(kubeconfigPath: string): Promise<{ child: ChildProcess
 
 describe('refused reports cost the API server nothing', () => {
   it("khrun run's own endpoint: unsigned, forged, replayed and malformed requests", async () => {
+    const row = faultScenario("hostile report to khrun run's own endpoint");
     const runner = await endpointIdentity(kc, ns, 'runner');
     const target = { kubeconfigPath: runner.kubeconfigPath, hostIp: inject('hostIp') };
     await createCheck(kc, ns, 'other', { containers: [checkerContainer()] });
@@ -148,7 +157,7 @@ describe('refused reports cost the API server nothing', () => {
     const finished = startRunner('other', ns, {}, target);
     runners.push(finished);
     const otherUrl = (await livePod('other', finished)).url;
-    expect(resultOf(await finished.done)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    const finishedExit = await finished.done;
     const live = startRunner('target', ns, QUIET_LEASE, target);
     runners.push(live);
     const run = await livePod('target', live);
@@ -181,26 +190,35 @@ describe('refused reports cost the API server nothing', () => {
       runner.username,
       (e) => e.verb !== 'watch' && ['pods', 'khstates'].includes(e.objectRef?.resource ?? ''),
     );
-    expect({ requests: tally(refused.events), statuses: refused.statuses }, refused.seen).toEqual({
+    gate.open('target');
+    const exit = await live.done;
+    const recorded = readLastOutcome(await readState(kc, ns, 'target'))?.uuid === run.uuid ? 1 : 0;
+    const requests = tally(refused.events);
+    const caused = Object.values(requests).reduce((n, c) => n + c, 0);
+    const refusedCount = Object.values(refused.statuses)
+      .flat()
+      .filter((status) => status === 400).length;
+    await row.record({
+      fault: `hostile report to khrun run's own endpoint: ${cases.length} kinds (no token, v2 header only, forged, another run's, replayed, altered, malformed) × ${REPS}`,
+      runs: cases.length * REPS,
+      outcome: `${refusedCount} of ${cases.length * REPS} refused with 400 before the body was read; API requests they caused, counted in the audit log by the endpoint's own ServiceAccount: ${caused}; the genuine report then ${recorded ? 'recorded' : 'NOT recorded'}`,
+      reported: await reportedBy('target'),
+      recorded,
+    });
+
+    expect(resultOf(finishedExit)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    expect({ requests, statuses: refused.statuses }, refused.seen).toEqual({
       requests: {},
       statuses: all400(cases),
     });
     expect(refused.reasons['no token, no header']).toMatch(/only at the signed URL/);
     expect(refused.reasons['a made-up token']).toMatch(/token in the reporting URL is not valid/);
-    gate.open('target');
-    const exit = await live.done;
     expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
-    const recorded = readLastOutcome(await readState(kc, ns, 'target'))?.uuid === run.uuid ? 1 : 0;
-    await recordFault({
-      fault: `hostile report to khrun run's own endpoint: ${cases.length} kinds (no token, v2 header only, forged, another run's, replayed, altered, malformed) × ${REPS}`,
-      runs: cases.length * REPS,
-      outcome: `all ${cases.length * REPS} refused with 400 before the body was read; API requests they caused, counted in the audit log by the endpoint's own ServiceAccount: 0; the genuine report then accepted`,
-      reported: 1,
-      recorded,
-    });
+    expect(recorded).toBe(1);
   }, 180_000);
 
   it('khrun serve with KHRUN_REPORT_KEY: refused requests cost 0; npm and Go v2.7.1 clients report through signed URLs', async () => {
+    const row = faultScenario('hostile report to khrun serve (KHRUN_REPORT_KEY)');
     const server = await endpointIdentity(kc, ns, 'server');
     serve = await startServe(server.kubeconfigPath);
     const shared = { KH_EXTERNAL_REPORTING_URL: serve.url, KHRUN_REPORT_KEY: key, ...QUIET_LEASE };
@@ -217,22 +235,19 @@ describe('refused reports cost the API server nothing', () => {
     const finished = startRunner('done', ns, shared);
     runners.push(finished);
     const done = await livePod('done', finished);
-    expect(resultOf(await finished.done)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    const finishedExit = await finished.done;
     // A finished run's URL before its deadline: the khstate must be read to know the run is over.
     const early = await sendRefused(
       [['a finished run, replayed before its deadline', done.url, VALID]],
       server.username,
       () => true,
     );
-    expect(early.statuses).toEqual(all400([['a finished run, replayed before its deadline', '', '']]));
     const earlyTally = tally(early.events);
-    expect(Object.keys(earlyTally), early.seen).toEqual(['get khstates']);
 
     const [npmRunner, goRunner] = [startRunner('npm', ns, shared), startRunner('go', ns, shared)];
     runners.push(npmRunner, goRunner);
     const npm = await livePod('npm', npmRunner);
     const goRun = await livePod('go', goRunner);
-    expect(npm.url.startsWith(`${serve.url}/${ns}/npm/${npm.uuid}/`)).toBe(true);
 
     const doneDeadline = Number(new URL(done.url).pathname.split('/').at(-2));
     await until(() => Date.now() > doneDeadline + 500, doneDeadline - Date.now() + 5_000);
@@ -252,20 +267,12 @@ describe('refused reports cost the API server nothing', () => {
       ['a path that is no token', `${serve.url}/x/y`, VALID],
     ];
     const refused = await sendRefused(cases, server.username, () => true);
-    expect({ requests: tally(refused.events), statuses: refused.statuses }, refused.seen).toEqual({
-      requests: {},
-      statuses: all400(cases),
-    });
 
     const fromMs = Date.now();
     gate.open('npm');
     gate.open('go');
     const exits = [await npmRunner.done, await goRunner.done];
-    for (const exit of exits)
-      expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
     const genuine = tally(await requestsBy(kc, server.username, { fromMs, toMs: Date.now() }));
-    // Two reports: each one read and one write of its khstate, and not a single pod lookup.
-    expect(genuine).toEqual({ 'get khstates': 2, 'update khstates': 2 });
     let recorded = 0;
     for (const [check, run] of [
       ['npm', npm],
@@ -273,13 +280,40 @@ describe('refused reports cost the API server nothing', () => {
     ] as const) {
       if (readLastOutcome(await readState(kc, ns, check))?.uuid === run.uuid) recorded++;
     }
-    await recordFault({
+    const requests = tally(refused.events);
+    const caused = Object.values(requests).reduce((n, c) => n + c, 0);
+    const refusedCount = Object.values(refused.statuses)
+      .flat()
+      .filter((status) => status === 400).length;
+    await row.record({
       fault: `hostile report to khrun serve (KHRUN_REPORT_KEY): ${cases.length} kinds (no token, v2 header only, other key, forged, finished run after its deadline, namespace not served, malformed) × ${REPS}`,
       runs: cases.length * REPS,
-      outcome: `all ${cases.length * REPS} refused with 400; API requests they caused (audit log, the server's own ServiceAccount): 0. A finished run's URL replayed before its deadline: ${early.events.length}/${REPS} requests (1 khstate GET each, no LIST). The npm client (no header) and v2.7.1's Go client reported to their signed URLs unchanged: 1 GET + 1 PUT of the khstate each, 0 pod LISTs`,
-      reported: 2,
+      outcome: `${refusedCount} of ${cases.length * REPS} refused with 400; API requests they caused (audit log, the server's own ServiceAccount): ${caused}. A finished run's URL replayed before its deadline: ${early.events.length}/${REPS} requests (${
+        Object.entries(earlyTally)
+          .map(([k, n]) => `${n} ${k}`)
+          .join(', ') || 'none'
+      }). The npm client (no header) and v2.7.1's Go client reported to their signed URLs unchanged: ${Object.entries(
+        genuine,
+      )
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ')}`,
+      reported: (await reportedBy('npm')) + (await reportedBy('go')),
       recorded,
     });
+
+    expect(resultOf(finishedExit)).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    expect(early.statuses).toEqual(all400([['a finished run, replayed before its deadline', '', '']]));
+    expect(Object.keys(earlyTally), early.seen).toEqual(['get khstates']);
+    expect(npm.url.startsWith(`${serve.url}/${ns}/npm/${npm.uuid}/`)).toBe(true);
+    expect({ requests, statuses: refused.statuses }, refused.seen).toEqual({
+      requests: {},
+      statuses: all400(cases),
+    });
+    for (const exit of exits)
+      expect(resultOf(exit), exit.stderr).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    // Two reports: each one read and one write of its khstate, and not a single pod lookup.
+    expect(genuine).toEqual({ 'get khstates': 2, 'update khstates': 2 });
+    expect(recorded).toBe(2);
   }, 240_000);
 });
 

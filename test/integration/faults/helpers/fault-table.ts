@@ -21,18 +21,40 @@ export interface FaultRow {
   reported: number;
   /** Of those, how many the khstates hold as recorded outcomes (or stored reports), counted by reading them. */
   recorded: number;
+  /** Which scenario wrote it (faultScenario): a later failure line of the same id marks the row failed. */
+  id?: string;
+  /** Its place among the rows of its area (default: the order rows were written in). */
+  rank?: number;
 }
+
+/** Written when a scenario's test failed: the row of the same id is marked, or stands in for it if none came. */
+export interface FaultFailure {
+  id: string;
+  /** The scenario's name, for the row that stands in when it failed before it measured anything. */
+  scenario: string;
+  failed: string;
+}
+
+export type FaultLine = FaultRow | FaultFailure;
 
 /** Lost = what checkers reported minus what the khstates hold; the table computes it, no test writes it. */
 export function lostOf(row: Pick<FaultRow, 'reported' | 'recorded'>): number {
   return Math.max(0, row.reported - row.recorded);
 }
 
-/** Appends one row for the table (with FAULTS_OUT set); scenarios call it before they assert, so a losing one still shows its row. */
-export async function recordFault(row: FaultRow): Promise<void> {
+/** Appends one line for the table (with FAULTS_OUT set). */
+export async function appendFaultLine(line: FaultLine): Promise<void> {
   const file = process.env[FAULTS_OUT_ENV];
   if (!file) return;
-  await appendFile(file, `${JSON.stringify(row)}\n`);
+  await appendFile(file, `${JSON.stringify(line)}\n`);
+}
+
+/**
+ * Appends one row. Scenarios that can lose call it through faultScenario (helpers/fault-scenario.ts), before
+ * they assert; a pure test with nothing to lose may call it once it passed.
+ */
+export function recordFault(row: FaultRow): Promise<void> {
+  return appendFaultLine(row);
 }
 
 /** Milliseconds as a short human figure for the table. */

@@ -76,6 +76,20 @@ export function noLivePods(
   });
 }
 
+/**
+ * The check's pods once none is live (noLivePods), or as they are when some still are after timeoutMs:
+ * for a fault row, which must be written whatever the pods do; `live` are those still running or going.
+ */
+export async function podsLeft(
+  kc: KubeConfig,
+  namespace: string,
+  check: string,
+  timeoutMs = 30_000,
+): Promise<{ pods: V1Pod[]; live: V1Pod[] }> {
+  const pods = await noLivePods(kc, namespace, check, timeoutMs).catch(() => checkPods(kc, namespace, check));
+  return { pods, live: pods.filter((p) => !isTerminal(p) || p.metadata?.deletionTimestamp) };
+}
+
 /** Waits, by watch, for the first pod of the check that satisfies decide. */
 export function waitForCheckPod(
   kc: KubeConfig,
@@ -97,7 +111,7 @@ export function waitForCheckPod(
 
 export const isRunning = (p: V1Pod) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp;
 
-/** Waits, by watch, until the khstate satisfies decide. */
+/** Waits, by watch, until the khstate satisfies decide (rejects after timeoutMs, or once signal aborts). */
 export function waitForState<R>(
   kc: KubeConfig,
   namespace: string,
@@ -105,6 +119,7 @@ export function waitForState<R>(
   decide: (state: KhState | null) => R | undefined,
   description: string,
   timeoutMs = 60_000,
+  signal?: AbortSignal,
 ): Promise<R> {
   return waitForSet<KhState, R>({
     kc,
@@ -113,6 +128,7 @@ export function waitForState<R>(
     decide: (items) => decide(items.get(`${namespace}/${check}`) ?? null),
     timeoutMs,
     description: `khstate ${namespace}/${check}: ${description}`,
+    ...(signal ? { signal } : {}),
   });
 }
 

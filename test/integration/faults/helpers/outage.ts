@@ -98,7 +98,9 @@ export async function runOutage(
   await fault.stop();
   const downAt = Date.now();
   for (const c of s.clients) s.gate.open(name(c));
-  const notified = await Promise.all(s.clients.map((c) => s.gate.notified(name(c), 30_000).then(() => 1)));
+  // Each checker says "reporting now" just before it sends its report: the count of reports sent, whether
+  // or not they then landed (a checker that never got there is counted out, and said so below).
+  const notified = await Promise.allSettled(s.clients.map((c) => s.gate.notified(name(c), 30_000)));
   const reportedAt = Date.now();
   await new Promise((resolve) => setTimeout(resolve, fault.holdMs));
   await fault.start();
@@ -145,7 +147,10 @@ export async function runOutage(
     if (state?.spec.uuid && output.includes(state.spec.uuid))
       r.problems.push(`${check}: the run UUID appears in full in the runner's output`);
   }
-  return { downMs, heldMs, runs: s.clients.length, reported: notified.length, ...r };
+  for (const [i, n] of notified.entries())
+    if (n.status === 'rejected') r.problems.push(`${name(s.clients[i]!)}: its checker never reported`);
+  const reported = notified.filter((n) => n.status === 'fulfilled').length;
+  return { downMs, heldMs, runs: s.clients.length, reported, ...r };
 }
 
 /** What the check's checker pods printed (the client's own words on its report), for failure messages. */
