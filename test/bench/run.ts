@@ -14,7 +14,7 @@ import {
   steadyStateSection,
   tickSection,
 } from './fleet-sections.ts';
-import { kuberhealthyMarkdown } from './kh-readme.ts';
+import { fleetBesideV3Section } from './fleet-v3-section.ts';
 import { kuberhealthyImages, measureKuberhealthy } from './kuberhealthy-baseline.ts';
 import {
   createBenchCheck,
@@ -22,7 +22,7 @@ import {
   type IterationSample,
   measureIteration,
 } from './overhead.ts';
-import { regenerateReadme } from './readme.ts';
+import { regenerateReadme, SECTION_RENDERERS } from './readme.ts';
 import { renderPerformance } from './readme-render.ts';
 import { benchEnvironment, writeResultsFile } from './results-file.ts';
 import type { ExitedProcess } from './scale.ts';
@@ -45,6 +45,7 @@ const SECTIONS = [
   'long-check',
   'admission',
   'scale',
+  'fleet',
   'tick',
   'steady-state',
   'lambda-cost',
@@ -130,7 +131,7 @@ const bench = await startBenchCluster(
       }
     }
   },
-  measures('kuberhealthy') ? await kuberhealthyImages(log) : [],
+  measures('kuberhealthy') || measures('fleet') ? await kuberhealthyImages(log) : [],
 );
 const resultsFile = join(repoRoot, 'bench', quick ? 'results-quick.json' : 'results.json');
 // --only replaces sections of the last results; a full run starts afresh.
@@ -241,6 +242,17 @@ try {
     );
   }
 
+  if (measures('fleet')) {
+    log('fleet: 100, 500 and 1,000 checks due at once, khrun then Kuberhealthy v3.0.0, one at a time');
+    await timed(
+      'fleet',
+      () => fleetBesideV3Section(fleet),
+      (v) => {
+        results.fleetBesideV3 = v;
+      },
+    );
+  }
+
   if (collectLongCheck) {
     log('long check: waiting for it to end');
     await timed('long-check', collectLongCheck, (v) => {
@@ -293,7 +305,7 @@ try {
   }
 
   await writeResults(only ? only.filter((x) => !failures.has(x)) : []);
-  process.stdout.write(`${renderPerformance(results, [kuberhealthyMarkdown])}\n`);
+  process.stdout.write(`${renderPerformance(results, SECTION_RENDERERS)}\n`);
   log(`wrote ${resultsFile.slice(repoRoot.length + 1)}`);
   if (!quick)
     log(
