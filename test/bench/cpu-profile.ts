@@ -52,15 +52,27 @@ export function profileTimes(p: Profile): {
 
 const top = (m: Map<string, number>, n: number) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n);
 
+const add = (into: Map<string, number>, from: Map<string, number>) => {
+  for (const [k, v] of from) into.set(k, (into.get(k) ?? 0) + v);
+};
+
 if (process.argv[1]?.endsWith('cpu-profile.ts')) {
   const dir = process.argv[2] ?? '.khrun/bench-prof';
   const n = Number(process.argv[3] ?? 25);
-  for (const file of (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'))) {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
+  // Several profiles (a row's runners): their times added up.
+  const sum = { wallMs: 0, selfMs: new Map<string, number>(), totalMs: new Map<string, number>() };
+  for (const file of files) {
     const t = profileTimes(JSON.parse(await readFile(join(dir, file), 'utf8')) as Profile);
-    process.stdout.write(`${file}: ${t.wallMs.toFixed(0)} ms of wall time\n  self:\n`);
-    for (const [k, v] of top(t.selfMs, n)) process.stdout.write(`    ${v.toFixed(0).padStart(7)} ms  ${k}\n`);
-    process.stdout.write('  inclusive:\n');
-    for (const [k, v] of top(t.totalMs, n))
-      process.stdout.write(`    ${v.toFixed(0).padStart(7)} ms  ${k}\n`);
+    sum.wallMs += t.wallMs;
+    add(sum.selfMs, t.selfMs);
+    add(sum.totalMs, t.totalMs);
   }
+  process.stdout.write(
+    `${files.length} profiles in ${dir}: ${sum.wallMs.toFixed(0)} ms of wall time in all\n  self:\n`,
+  );
+  for (const [k, v] of top(sum.selfMs, n)) process.stdout.write(`    ${v.toFixed(0).padStart(7)} ms  ${k}\n`);
+  process.stdout.write('  inclusive:\n');
+  for (const [k, v] of top(sum.totalMs, n))
+    process.stdout.write(`    ${v.toFixed(0).padStart(7)} ms  ${k}\n`);
 }

@@ -1,5 +1,6 @@
 import type { FleetRow } from './fleet-v3-figures.ts';
 import type { FleetBesideV3 } from './fleet-v3-section.ts';
+import { type Meta, measuredLine } from './provenance.ts';
 import { fmtMs, type Summary } from './stats.ts';
 
 // docs/performance.md's part for the fleet beside Kuberhealthy v3 (pure, from results.json alone).
@@ -47,13 +48,13 @@ function ratios(rows: FleetRow[]): string[] {
 }
 
 /** The fleet beside v3; [] when results.json has none. */
-export function fleetBesideV3Markdown(r: { fleetBesideV3?: FleetBesideV3 }): string[] {
+export function fleetBesideV3Markdown(r: { fleetBesideV3?: FleetBesideV3; meta?: Meta }): string[] {
   const f = r.fleetBesideV3;
   if (!f?.rows?.length) return [];
   return [
     '### A fleet beside Kuberhealthy v3: checks due at once',
     '',
-    `${f.how}`,
+    `${f.how} ${measuredLine(r.meta, 'fleet')}`,
     '',
     '| checks | system | all recorded | lost / outcomes | tick (spawn to exit) | API requests per check (total) | checker pods created (deleted) | checker pod create to start | peak memory | load average before → after |',
     '|---:|---|---:|---|---:|---:|---:|---:|---|---|',

@@ -33,12 +33,19 @@ function sizes(quick: boolean): number[] {
   });
 }
 
-/** KHRUN_BENCH_FLEET_PROFILE=1: the spawned tick writes a V8 CPU profile per row into .khrun/bench-prof/. */
-async function tickProfileArgs(row: string): Promise<string[]> {
-  if (process.env.KHRUN_BENCH_FLEET_PROFILE !== '1') return [];
+/**
+ * KHRUN_BENCH_FLEET_PROFILE=1: the spawned tick and every runner write V8 CPU profiles per row into
+ * .khrun/bench-prof/ROW/{tick,runners} (read them with test/bench/cpu-profile.ts).
+ */
+async function profiling(row: string): Promise<Pick<RowContext, 'tickNodeArgs' | 'runnerProfileDir'>> {
+  if (process.env.KHRUN_BENCH_FLEET_PROFILE !== '1') return {};
   const dir = join(repoRoot, '.khrun/bench-prof', row);
-  await mkdir(dir, { recursive: true });
-  return ['--cpu-prof', '--cpu-prof-dir', dir];
+  await mkdir(join(dir, 'tick'), { recursive: true });
+  await mkdir(join(dir, 'runners'), { recursive: true });
+  return {
+    tickNodeArgs: ['--cpu-prof', '--cpu-prof-dir', join(dir, 'tick')],
+    runnerProfileDir: join(dir, 'runners'),
+  };
 }
 
 export type FleetBesideV3 = Awaited<ReturnType<typeof fleetBesideV3Section>>;
@@ -82,7 +89,7 @@ export async function fleetBesideV3Section(ctx: FleetContext) {
       try {
         const row =
           system === 'khrun'
-            ? await khrunRow({ ...rowCtx, tickNodeArgs: await tickProfileArgs(rowName) }, n, rowMs)
+            ? await khrunRow({ ...rowCtx, ...(await profiling(rowName)) }, n, rowMs)
             : await v3Row(rowCtx, n, rowMs);
         rows.push(row);
         ctx.log(

@@ -43,6 +43,32 @@ export interface RowContext {
   log: (line: string) => void;
   /** Extra node flags for the spawned tick (e.g. --cpu-prof). */
   tickNodeArgs?: string[];
+  /** Where the runners write V8 CPU profiles (NODE_OPTIONS in the runner PodTemplate while the row runs). */
+  runnerProfileDir?: string;
+}
+
+/** Sets NODE_OPTIONS on the runner PodTemplate's runner container while fn runs (the tick copies it into each Job). */
+async function withRunnerEnv<T>(
+  ctx: RowContext,
+  nodeOptions: string | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
+  if (!nodeOptions) return fn();
+  const core = ctx.bench.cluster.kubeConfig.makeApiClient(CoreV1Api);
+  const at = { name: 'khrun-runner', namespace: DEPLOY_NAMESPACE };
+  const original = await core.readNamespacedPodTemplate(at);
+  const patched = structuredClone(original);
+  const runner = patched.template?.spec?.containers.find((c) => c.name === 'runner');
+  if (!runner) throw new Error('the khrun-runner PodTemplate has no runner container');
+  runner.env = [...(runner.env ?? []), { name: 'NODE_OPTIONS', value: nodeOptions }];
+  await core.replaceNamespacedPodTemplate({ ...at, body: patched });
+  try {
+    return await fn();
+  } finally {
+    const now = await core.readNamespacedPodTemplate(at);
+    now.template = original.template;
+    await core.replaceNamespacedPodTemplate({ ...at, body: now });
+  }
 }
 
 /** Waits until every check of the row has an outcome; resolves with when each was first seen recorded. */
@@ -131,18 +157,22 @@ export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): P
   );
   let t0 = Date.now();
   const outcomes = watchOutcomes(ctx, 'khrun', namespaces, n, timeoutMs, () => t0);
-  t0 = Date.now();
-  const tick = await spawnTick(
-    ctx.dist,
-    [...namespaces].join(','),
-    { KUBECONFIG: ctx.tickKubeconfig, KHRUN_FIRST_RUN_JITTER: '0s' },
-    ctx.tickNodeArgs,
-  );
-  if (tick.code !== 0) throw new Error(`khrun tick failed (${tick.code}):\n${tick.stdout}\n${tick.stderr}`);
-  const endedBy = await outcomes.done.then(
-    () => 'all recorded' as const,
-    () => 'deadline' as const,
-  );
+  const profile = ctx.runnerProfileDir && `--cpu-prof --cpu-prof-dir=${ctx.runnerProfileDir}`;
+  const { tick, endedBy } = await withRunnerEnv(ctx, profile, async () => {
+    t0 = Date.now();
+    const tick = await spawnTick(
+      ctx.dist,
+      [...namespaces].join(','),
+      { KUBECONFIG: ctx.tickKubeconfig, KHRUN_FIRST_RUN_JITTER: '0s' },
+      ctx.tickNodeArgs,
+    );
+    if (tick.code !== 0) throw new Error(`khrun tick failed (${tick.code}):\n${tick.stdout}\n${tick.stderr}`);
+    const endedBy = await outcomes.done.then(
+      () => 'all recorded' as const,
+      () => 'deadline' as const,
+    );
+    return { tick, endedBy };
+  });
   const recordedAtMs = Date.now();
   // The runners' last requests (their pods' removal, their exit) are the row's too: until every Job ended.
   const jobs = await waitForSet<V1Job, V1Job[]>({
