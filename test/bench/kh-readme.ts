@@ -1,6 +1,7 @@
 import { CHECK_KINDS, type CheckKind } from './kh-checks.ts';
 import type { KindFigure } from './kh-figures.ts';
 import type { KuberhealthyFigures } from './kuberhealthy-baseline.ts';
+import { type Meta, measuredLine } from './provenance.ts';
 import { fmtMs, type Summary } from './stats.ts';
 
 // docs/performance.md's part for the kuberhealthy section (pure, from results.json alone): each Kuberhealthy
@@ -49,7 +50,7 @@ function timeTable(
 }
 
 /** The Performance section's part for the real Kuberhealthy beside khrun; [] when results.json has none. */
-export function kuberhealthyMarkdown(r: { kuberhealthy?: KuberhealthyFigures }): string[] {
+export function kuberhealthyMarkdown(r: { kuberhealthy?: KuberhealthyFigures; meta?: Meta }): string[] {
   const k = r.kuberhealthy;
   if (!k?.pairs) return [];
   const pairs = (['v2', 'v3'] as const)
@@ -66,7 +67,7 @@ export function kuberhealthyMarkdown(r: { kuberhealthy?: KuberhealthyFigures }):
   return [
     '### The real Kuberhealthy beside khrun, at the same time',
     '',
-    `${k.how.replaceAll('|', '\\|')} (${k.mode} mode; ${conditions.join('; ')}.)`,
+    `${k.how.replaceAll('|', '\\|')} (${k.mode} mode; ${conditions.join('; ')}.) ${measuredLine(r.meta, 'kuberhealthy')}`,
     '',
     'Run start to outcome (the object first carrying the run, to the object first carrying its result):',
     '',

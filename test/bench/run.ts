@@ -28,6 +28,7 @@ import { benchEnvironment, writeResultsFile } from './results-file.ts';
 import type { ExitedProcess } from './scale.ts';
 import { measureServeMemory } from './serve-memory.ts';
 import { summarize } from './stats.ts';
+import { measureStatusRender } from './status-render.ts';
 
 // npm run bench [-- --quick] [-- --only SECTION,...] [-- --readme-only]: khrun's cost per run, in time, API
 // requests, memory and Lambda GB-seconds, against the local cluster. Writes bench/results.json, prints the
@@ -50,6 +51,7 @@ const SECTIONS = [
   'steady-state',
   'lambda-cost',
   'serve-memory',
+  'status-render',
 ] as const;
 /** Sections that take long and run in a full benchmark only. */
 const FULL_ONLY: readonly string[] = ['steady-state', 'tick'];
@@ -294,6 +296,17 @@ try {
       (measured) => {
         Object.assign(results, measured);
         delete results.timeToFirstRequest;
+      },
+    );
+  }
+
+  if (measures('status-render')) {
+    log('status render: the status routes over 500 khstates, in-process');
+    await timed(
+      'status-render',
+      () => measureStatusRender({ checks: 500, rounds: quick ? 10 : 50, warmup: 10 }),
+      (v) => {
+        results.statusRender = v;
       },
     );
   }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { buildText, sourceBuild } from '../bench/source-build.ts';
 import { FAULTS_OUT_ENV, type FaultRow, lostOf } from '../integration/faults/helpers/fault-table.ts';
 
 // `npm run faults`: runs the fault and abuse suite (test/integration/faults/*.test.ts on the local cluster,
@@ -63,6 +64,7 @@ async function main(): Promise<number> {
     .map((r) => r.row);
   const failed = codes.some((c) => c !== 0);
   const cpu = cpus();
+  const build = buildText(await sourceBuild(root));
   const lines = [
     '| fault | runs | outcome | reported | recorded | lost |',
     '|---|---:|---|---:|---:|---:|',
@@ -71,7 +73,7 @@ async function main(): Promise<number> {
         `| ${cell(r.fault)} | ${r.runs} | ${cell(r.outcome)} | ${r.reported} | ${r.recorded} | ${lostOf(r)} |`,
     ),
     '',
-    `Measured by \`npm run faults\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
+    `Measured by \`npm run faults\` on ${new Date().toISOString().slice(0, 10)}, ${build}: Node ${process.version}, ` +
       `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, the local cluster (etcd, kube-apiserver, ` +
       `controller manager, scheduler, process kubelet); ${rows.length} scenarios in ${Math.round(wallMs / 1000)} s` +
       (failed ? '; SOME TESTS FAILED: their scenarios are missing from the table.' : '.'),
