@@ -42,7 +42,8 @@ export interface FleetRow {
   peakRssMiB: { controller?: number; tick?: number; runners?: Summary };
   tickMs?: number;
   runnerJobs?: number;
-  endedBy: 'all recorded' | 'deadline';
+  /** Why the row ended: every check recorded, the row's time limit, or every runner Job ended first. */
+  endedBy: 'all recorded' | 'deadline' | 'runners ended';
   loadAverage: { before: number[]; after: number[] };
 }
 

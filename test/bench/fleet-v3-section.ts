@@ -66,6 +66,7 @@ export async function fleetBesideV3Section(ctx: FleetContext) {
     runnerUser: `system:serviceaccount:${DEPLOY_NAMESPACE}:khrun-runner`,
     processes: ctx.processes,
     log: ctx.log,
+    runnerNodeArgs: process.env.KHRUN_BENCH_FLEET_RUNNER_FLAGS?.split(' ').filter(Boolean),
   };
   const rows: FleetRow[] = [];
   const notes: string[] = [];

@@ -43,24 +43,27 @@ export interface RowContext {
   log: (line: string) => void;
   /** Extra node flags for the spawned tick (e.g. --cpu-prof). */
   tickNodeArgs?: string[];
-  /** Where the runners write V8 CPU profiles (NODE_OPTIONS in the runner PodTemplate while the row runs). */
+  /** Where the runners write V8 CPU profiles (flags in the runner PodTemplate's command while the row runs). */
   runnerProfileDir?: string;
+  /** More node flags for the runners (KHRUN_BENCH_FLEET_RUNNER_FLAGS, e.g. an --import of a counting preload). */
+  runnerNodeArgs?: string[];
 }
 
-/** Sets NODE_OPTIONS on the runner PodTemplate's runner container while fn runs (the tick copies it into each Job). */
-async function withRunnerEnv<T>(
-  ctx: RowContext,
-  nodeOptions: string | undefined,
-  fn: () => Promise<T>,
-): Promise<T> {
-  if (!nodeOptions) return fn();
+/**
+ * Adds node flags to the runner PodTemplate's command while fn runs (the tick copies it into each Job):
+ * --cpu-prof is refused in NODE_OPTIONS, so the flags go after the node binary.
+ */
+async function withRunnerFlags<T>(ctx: RowContext, flags: string[], fn: () => Promise<T>): Promise<T> {
+  if (!flags.length) return fn();
   const core = ctx.bench.cluster.kubeConfig.makeApiClient(CoreV1Api);
   const at = { name: 'khrun-runner', namespace: DEPLOY_NAMESPACE };
   const original = await core.readNamespacedPodTemplate(at);
   const patched = structuredClone(original);
   const runner = patched.template?.spec?.containers.find((c) => c.name === 'runner');
-  if (!runner) throw new Error('the khrun-runner PodTemplate has no runner container');
-  runner.env = [...(runner.env ?? []), { name: 'NODE_OPTIONS', value: nodeOptions }];
+  const [node, ...rest] = runner?.command ?? [];
+  if (!runner || !node)
+    throw new Error('the khrun-runner PodTemplate has no runner container with a command');
+  runner.command = [node, ...flags, ...rest];
   await core.replaceNamespacedPodTemplate({ ...at, body: patched });
   try {
     return await fn();
@@ -82,8 +85,10 @@ function watchOutcomes(
 ) {
   const seen = new Map<string, RecordedCheck>();
   let shownMs = 0;
+  const abort = new AbortController();
   const done = waitForSet<KubernetesObject, true>({
     kc: ctx.bench.cluster.kubeConfig,
+    signal: abort.signal,
     path:
       system === 'khrun'
         ? `/apis/${KH_GROUP}/${KH_VERSION}/${KHSTATE_PLURAL}`
@@ -105,7 +110,8 @@ function watchOutcomes(
       return seen.size >= n ? true : undefined;
     },
   });
-  return { done, seen };
+  done.catch(() => undefined);
+  return { done, seen, stop: () => abort.abort() };
 }
 
 /** A check's first outcome as its object shows it; undefined while it has none. */
@@ -136,9 +142,11 @@ async function runnerPeaks(ctx: RowContext, sinceMs: number): Promise<number[]> 
   for (const p of ctx.processes().filter((x) => x.container === 'runner' && x.startedAtMs >= sinceMs)) {
     const [ns, pod] = p.pod.split('/');
     const path = ctx.bench.cluster.kubelet.podLogPath(ns ?? '', pod ?? '', 'runner');
-    const kb = Number(
-      /KHRUN_BENCH_MAXRSS_KB (\d+)/.exec(path ? await readFile(path, 'utf8').catch(() => '') : '')?.[1],
-    );
+    const text = path ? await readFile(path, 'utf8').catch(() => '') : '';
+    // Lines a runner preload of KHRUN_BENCH_FLEET_RUNNER_FLAGS printed for the benchmark's log.
+    for (const line of text.split('\n'))
+      if (line.startsWith('KHRUN_BENCH ')) ctx.log(`    ${p.pod}: ${line}`);
+    const kb = Number(/KHRUN_BENCH_MAXRSS_KB (\d+)/.exec(text)?.[1]);
     if (Number.isFinite(kb)) peaks.push(kb / 1024);
   }
   return peaks;
@@ -157,8 +165,25 @@ export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): P
   );
   let t0 = Date.now();
   const outcomes = watchOutcomes(ctx, 'khrun', namespaces, n, timeoutMs, () => t0);
-  const profile = ctx.runnerProfileDir && `--cpu-prof --cpu-prof-dir=${ctx.runnerProfileDir}`;
-  const { tick, endedBy } = await withRunnerEnv(ctx, profile, async () => {
+  // Every runner Job of this tick ended: the runners' last requests (their pods' removal, their exit) are
+  // the row's too, and runners that all ended before every check was recorded end the row.
+  const jobsEnded = waitForSet<V1Job, V1Job[]>({
+    kc,
+    path: `/apis/batch/v1/namespaces/${DEPLOY_NAMESPACE}/jobs`,
+    labelSelector: RUN_JOBS,
+    timeoutMs: timeoutMs + 300_000,
+    description: 'every runner Job of the tick to end',
+    decide: (items) => {
+      const mine = [...items.values()].filter((j) => !jobsBefore.has(j.metadata?.uid));
+      const ended = (j: V1Job) => (j.status?.succeeded ?? 0) + (j.status?.failed ?? 0) > 0;
+      return mine.length > 0 && mine.every(ended) ? mine : undefined;
+    },
+  }).catch(() => [] as V1Job[]);
+  const profile = [
+    ...(ctx.runnerProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.runnerProfileDir}`] : []),
+    ...(ctx.runnerNodeArgs ?? []),
+  ];
+  const { tick, endedBy } = await withRunnerFlags(ctx, profile, async () => {
     t0 = Date.now();
     const tick = await spawnTick(
       ctx.dist,
@@ -167,26 +192,18 @@ export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): P
       ctx.tickNodeArgs,
     );
     if (tick.code !== 0) throw new Error(`khrun tick failed (${tick.code}):\n${tick.stdout}\n${tick.stderr}`);
-    const endedBy = await outcomes.done.then(
-      () => 'all recorded' as const,
-      () => 'deadline' as const,
-    );
+    const endedBy = await Promise.race([
+      outcomes.done.then(
+        () => 'all recorded' as const,
+        () => 'deadline' as const,
+      ),
+      jobsEnded.then(() => 'runners ended' as const),
+    ]);
     return { tick, endedBy };
   });
   const recordedAtMs = Date.now();
-  // The runners' last requests (their pods' removal, their exit) are the row's too: until every Job ended.
-  const jobs = await waitForSet<V1Job, V1Job[]>({
-    kc,
-    path: `/apis/batch/v1/namespaces/${DEPLOY_NAMESPACE}/jobs`,
-    labelSelector: RUN_JOBS,
-    timeoutMs: 300_000,
-    description: 'every runner Job of the tick to end',
-    decide: (items) => {
-      const mine = [...items.values()].filter((j) => !jobsBefore.has(j.metadata?.uid));
-      const ended = (j: V1Job) => (j.status?.succeeded ?? 0) + (j.status?.failed ?? 0) > 0;
-      return mine.length > 0 && mine.every(ended) ? mine : undefined;
-    },
-  }).catch(() => [] as V1Job[]);
+  outcomes.stop();
+  const jobs = await jobsEnded;
   const endMs = Date.now();
   const requests = await requestsOf(ctx, [ctx.tickUser, ctx.runnerUser]);
   return rowFigures({
