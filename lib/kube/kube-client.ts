@@ -9,7 +9,6 @@ import {
   type KubeConfig,
   Observable,
   type ObservableMiddleware,
-  type SecurityAuthentication,
   ServerConfiguration,
   VersionApi,
 } from '@kubernetes/client-node';
