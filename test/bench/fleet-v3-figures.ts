@@ -32,6 +32,8 @@ export interface FleetRow {
     perCheck: number;
     byUser: Record<string, number>;
     byVerb: Record<string, number>;
+    /** Answers by HTTP status (429: refused by the API server's priority and fairness, tried again). */
+    byCode: Record<string, number>;
   };
   /** Checker pods the system's identity created (answered 201) in the row's namespaces, and deleted. */
   checkerPods: { created: number; deleted: number; perCheck: number };
@@ -82,9 +84,12 @@ export function rowFigures(input: {
   );
   const byUser: Record<string, number> = {};
   const byVerb: Record<string, number> = {};
+  const byCode: Record<string, number> = {};
   for (const r of inWindow) {
     byUser[r.user] = (byUser[r.user] ?? 0) + 1;
     byVerb[`${r.verb} ${r.resource}`] = (byVerb[`${r.verb} ${r.resource}`] ?? 0) + 1;
+    const code = String(r.code ?? 'watch');
+    byCode[code] = (byCode[code] ?? 0) + 1;
   }
   const mine = (r: AuditRequest) =>
     r.user === input.podCreator && r.resource === 'pods' && input.namespaces.has(r.namespace ?? '');
@@ -108,7 +113,7 @@ export function rowFigures(input: {
     ok,
     lost: input.n - input.recorded.size,
     notOk,
-    requests: { total: inWindow.length, perCheck: inWindow.length / input.n, byUser, byVerb },
+    requests: { total: inWindow.length, perCheck: inWindow.length / input.n, byUser, byVerb, byCode },
     checkerPods: { created: creates.length, deleted, perCheck: creates.length / input.n },
     podCreateToStartMs: summarize(toStart),
     ...(first !== undefined && last !== undefined && last > first

@@ -25,6 +25,12 @@ function memory(r: FleetRow): string {
   return [`tick ${mib(p.tick)}`, runners].filter(Boolean).join('; ');
 }
 
+/** Per check (the total; how many the API server refused with 429 and were tried again). */
+function requests(r: FleetRow): string {
+  const refused = r.requests.byCode?.['429'] ?? 0;
+  return `${r.requests.perCheck.toFixed(1)} (${r.requests.total}${refused ? `, ${refused} answered 429` : ''})`;
+}
+
 function outcomes(r: FleetRow): string {
   const bad = Object.entries(r.notOk).map(([e, k]) => `${k} not OK (${cell(e)})`);
   return [`${r.ok} OK`, ...bad, ...(r.lost ? [`${r.lost} lost`] : [])].join(', ');
@@ -60,7 +66,7 @@ export function fleetBesideV3Markdown(r: { fleetBesideV3?: FleetBesideV3; meta?:
     '|---:|---|---:|---|---:|---:|---:|---:|---|---|',
     ...f.rows.map(
       (x) =>
-        `| ${x.checks} | ${SYSTEM[x.system]} | ${recorded(x)} | ${outcomes(x)} | ${x.tickMs === undefined ? '–' : fmtMs(x.tickMs)} | ${x.requests.perCheck.toFixed(1)} (${x.requests.total}) | ${x.checkerPods.created} (${x.checkerPods.deleted}) | ${spread(x.podCreateToStartMs)} | ${memory(x)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
+        `| ${x.checks} | ${SYSTEM[x.system]} | ${recorded(x)} | ${outcomes(x)} | ${x.tickMs === undefined ? '–' : fmtMs(x.tickMs)} | ${requests(x)} | ${x.checkerPods.created} (${x.checkerPods.deleted}) | ${spread(x.podCreateToStartMs)} | ${memory(x)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
     ),
     '',
     ...ratios(f.rows),
