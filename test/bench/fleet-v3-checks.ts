@@ -6,7 +6,7 @@ import { toHealthCheck } from '../../lib/convert/to-healthcheck.ts';
 import { HC_GROUP, HC_PLURAL, HC_VERSION } from '../../lib/healthcheck/resources.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL } from '../../lib/state/resources.ts';
 import { inNamespace, type ManifestObject } from '../compat/v2-manifests.ts';
-import { scaleNamespace } from './scale-setup.ts';
+import { openToCheckerCredentials, scaleNamespace } from './scale-setup.ts';
 
 /** Checks per namespace in the fleet beside Kuberhealthy v3 (a team's namespace holds a few dozen). */
 export const FLEET_CHECKS_PER_NAMESPACE = 25;
@@ -72,7 +72,10 @@ export async function createFleetRow(
       : { group: HC_GROUP, version: HC_VERSION, plural: HC_PLURAL };
   const custom = kc.makeApiClient(CustomObjectsApi);
   const rows = fleetRowNamespaces(system, n);
-  for (const { namespace } of rows) await scaleNamespace(kc, namespace);
+  for (const { namespace } of rows) {
+    await scaleNamespace(kc, namespace);
+    await openToCheckerCredentials(kc, namespace);
+  }
   const objects = rows.flatMap(({ namespace, checks }) =>
     Array.from({ length: checks }, (_, i) => make(namespace, `c${i}`)),
   );

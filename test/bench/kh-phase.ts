@@ -6,6 +6,7 @@ import { dropNamespace, freshNamespace } from '../integration/helpers/cluster.ts
 import { applyObjects } from '../integration/helpers/kuberhealthy-v2.ts';
 import { CHECK_KINDS, type CheckKind, type CheckTimes, checkName, checkObjects } from './kh-checks.ts';
 import { type RunRecord, type RunWatch, watchRuns } from './kh-run-watch.ts';
+import { openToCheckerCredentials } from './scale-setup.ts';
 
 /** The checks of one actor: a namespace per kind, their objects applied, their runs watched. */
 export interface CheckSet {
@@ -31,7 +32,10 @@ export async function createCheckSet(opts: {
   const { kc, record } = opts;
   const namespaces = {} as Record<CheckKind, string>;
   const timeoutMs = {} as Record<CheckKind, number>;
-  for (const kind of CHECK_KINDS) namespaces[kind] = await freshNamespace(kc, `${opts.prefix}-${kind}`);
+  for (const kind of CHECK_KINDS) {
+    namespaces[kind] = await freshNamespace(kc, `${opts.prefix}-${kind}`);
+    await openToCheckerCredentials(kc, namespaces[kind]);
+  }
   const watch = watchRuns(kc, record, Object.values(namespaces));
   for (const kind of CHECK_KINDS) {
     const as = record === 'khstate' ? 'khcheck' : 'healthcheck';
