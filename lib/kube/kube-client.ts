@@ -10,13 +10,12 @@ import {
   type KubeConfig,
   Observable,
   type ObservableMiddleware,
-  type SecurityAuthentication,
   ServerConfiguration,
   VersionApi,
 } from '@kubernetes/client-node';
 import { type Limiter, limiter } from '../core/limit.ts';
 import type { Log } from '../core/log.ts';
-import { keepAliveAuth } from './keep-alive.ts';
+import { type KeepAliveAuth, keepAliveAuth } from './keep-alive.ts';
 import { RUNNER_REQUESTS_IN_FLIGHT } from './request-limit.ts';
 import { type ServerClock, serverClock } from './server-clock.ts';
 import { timedHttpLibrary } from './timed-client.ts';
@@ -35,7 +34,7 @@ export interface KubeClient {
   /** The bound on this client's requests in flight (watches aside); undefined: unbounded. */
   readonly limit: Limiter | undefined;
   /** The kubeconfig's authentication, handing every request this client's one keep-alive agent (keep-alive.ts). */
-  readonly auth: SecurityAuthentication;
+  readonly auth: KeepAliveAuth;
   /** Sends one request within the bound, if there is one. */
   within<T>(send: () => Promise<T>): Promise<T>;
   readonly core: CoreV1Api;

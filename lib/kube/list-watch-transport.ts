@@ -1,4 +1,4 @@
-import { type KubernetesObject, Watch } from '@kubernetes/client-node';
+import { type KubeConfig, type KubernetesObject, Watch } from '@kubernetes/client-node';
 import type { KubeClient } from './kube-client.ts';
 import { getJson } from './rest.ts';
 
@@ -35,11 +35,22 @@ export interface ListWatchTransport<T extends KubernetesObject> {
   ): Promise<{ abort(): void }>;
 }
 
-/** The transport over a real API server: lists through the client object (its bound, its clock), watches apart. */
+/**
+ * The transport over a real API server: lists through the client object (its bound, its clock), watches
+ * apart from the bound; both through its keep-alive agent (a watch holds a connection of its own, which
+ * resumes the agent's TLS session and uses its one TLS context).
+ */
 export function kubeListWatchTransport<T extends KubernetesObject>(
-  client: Pick<KubeClient, 'kc' | 'clock' | 'within'>,
+  client: Pick<KubeClient, 'kc' | 'clock' | 'within' | 'auth'>,
 ): ListWatchTransport<T> {
-  const watch = new Watch(client.kc);
+  const config: Pick<KubeConfig, 'getCurrentCluster' | 'applyToFetchOptions'> = {
+    getCurrentCluster: () => client.kc.getCurrentCluster(),
+    applyToFetchOptions: async (opts) => {
+      const init = await client.kc.applyToFetchOptions(opts);
+      return { ...init, agent: client.auth.share(init.agent) };
+    },
+  };
+  const watch = new Watch(config as KubeConfig);
   return {
     list: (path, selectors, signal) => getJson<ListResult<T>>(client, path, { ...selectors }, signal),
     watch: (path, query, onEvent, onDone) => watch.watch(path, { ...query }, onEvent, onDone),

@@ -7,7 +7,7 @@ import type { KubeClient } from './kube-client.ts';
  * the client object's API server clock, and it is sent within the client's requests-in-flight limit.
  */
 export async function getJson<T>(
-  client: Pick<KubeClient, 'kc' | 'clock' | 'within'>,
+  client: Pick<KubeClient, 'kc' | 'clock' | 'within' | 'auth'>,
   path: string,
   query: Record<string, string | undefined>,
   signal?: AbortSignal,
@@ -22,6 +22,8 @@ export async function getJson<T>(
     headers: { accept: 'application/json' },
   };
   await kc.applyToHTTPSOptions(opts);
+  // The client object's keep-alive agent, not the one applyToHTTPSOptions made for this request alone.
+  opts.agent = client.auth.share(opts.agent);
   return client.within(
     () =>
       new Promise<T>((resolve, reject) => {

@@ -47,7 +47,7 @@ function recordRate(f: ScaleFigure): number | undefined {
 }
 
 /** infra/deploy applied once (through the overlay), and the tick's kubeconfig. */
-async function deployed(ctx: FleetContext): Promise<{ tickKubeconfig: string; tickUser: string }> {
+export async function deployed(ctx: FleetContext): Promise<{ tickKubeconfig: string; tickUser: string }> {
   await deployForScale(ctx.bench.cluster.kubeconfigPath, ctx.cacheDir, ctx.dist);
   const tickSa = await ctx.bench.serviceAccountKubeConfig(DEPLOY_NAMESPACE, 'khrun-tick');
   const tickKubeconfig = join(ctx.bench.cluster.dir, 'bench-tick.kubeconfig');

@@ -10,6 +10,8 @@ export interface AuditRequest {
   resource: string;
   namespace: string | undefined;
   name: string | undefined;
+  /** The answer's HTTP status (undefined for a watch, counted when it started). */
+  code?: number;
 }
 
 interface AuditEvent {
@@ -18,6 +20,7 @@ interface AuditEvent {
   user?: { username?: string };
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   requestReceivedTimestamp?: string;
+  responseStatus?: { code?: number };
 }
 
 /**
@@ -51,28 +54,31 @@ export async function auditRequests(path: string, users: readonly string[]): Pro
       resource: [ref?.resource, ref?.subresource].filter(Boolean).join('/') || 'nonresource',
       namespace: ref?.namespace || undefined,
       name: ref?.name || undefined,
+      ...(event.responseStatus?.code ? { code: event.responseStatus.code } : {}),
     });
   }
   return out.sort((a, b) => a.atMs - b.atMs);
 }
 
-const WRITES = new Set(['create', 'update', 'patch']);
-
 /**
- * The API server's time of the write a watcher saw at seenMs (pure): the last write of `resource` in
- * `namespace` by `user` received at or before seenMs (the watch event follows its write), within 3 s. Undefined when there is none (the run is then left out of the time figures, and counted).
+ * The API server's receipt of a request of `user` for `resource` in `namespace` with one of `verbs`, within
+ * 3 s at or before seenMs (pure; requests sorted by time): the last such request, or the first with
+ * `first`. Undefined when there is none.
  */
-export function writeTimeOf(
+export function requestBefore(
   requests: readonly AuditRequest[],
-  match: { user: string; namespace: string; resource: string },
+  match: { user: string; namespace: string; resource: string; verbs: readonly string[] },
   seenMs: number,
+  which: 'first' | 'last' = 'last',
 ): number | undefined {
   let found: number | undefined;
   for (const r of requests) {
     if (r.atMs > seenMs) break;
     if (r.atMs < seenMs - 3_000) continue;
-    if (r.user === match.user && r.namespace === match.namespace && r.resource === match.resource)
-      if (WRITES.has(r.verb)) found = r.atMs;
+    if (r.user !== match.user || r.namespace !== match.namespace || r.resource !== match.resource) continue;
+    if (!match.verbs.includes(r.verb)) continue;
+    if (which === 'first') return r.atMs;
+    found = r.atMs;
   }
   return found;
 }

@@ -5,19 +5,16 @@ import { toHealthCheck } from '../../lib/convert/to-healthcheck.ts';
 import { inNamespace, type ManifestObject } from '../compat/v2-manifests.ts';
 
 /** The checks each actor runs, one namespace each. */
-export const CHECK_KINDS = ['test-check', 'pod-status', 'pod-restarts', 'exit-3', 'long'] as const;
+export const CHECK_KINDS = ['test-check', 'pod-status', 'exit-3'] as const;
 export type CheckKind = (typeof CHECK_KINDS)[number];
-/** Checks whose checker reports at once; exit-3 never reports; long reports after the long delay. */
-export const INSTANT_KINDS: readonly CheckKind[] = ['test-check', 'pod-status', 'pod-restarts'];
+/** Checks whose checker reports at once; exit-3 never reports. */
+export const INSTANT_KINDS: readonly CheckKind[] = ['test-check', 'pod-status'];
 
 export interface CheckTimes {
-  /** Every check's runInterval for the daemons (khrun run ignores it). */
+  /** Every check's runInterval: the peers' schedule, and the interval khrun's Jobs are fired on. */
   runInterval: string;
   /** Timeout of the check whose checker exits 3 without reporting: what Kuberhealthy waits. */
   exitTimeout: string;
-  /** test-check's REPORT_DELAY for the long check. */
-  longDelay: string;
-  longTimeout: string;
 }
 
 interface Source {
@@ -31,14 +28,7 @@ const SOURCES: Record<CheckKind, Source> = {
   // test-check's own YAML delays its report 5 s; an instant check reports at once.
   'test-check': { yaml: 'cmd/test-check/khcheck.yaml', check: 'kh-test-check', env: { REPORT_DELAY: '0s' } },
   'pod-status': { yaml: 'cmd/pod-status-check/pod-status-check.yaml', check: 'pod-status' },
-  'pod-restarts': { yaml: 'cmd/pod-restarts-check/pod-restarts-check.yaml', check: 'pod-restarts' },
   'exit-3': { check: 'exit-3', timeout: (t) => t.exitTimeout },
-  long: {
-    yaml: 'cmd/test-check/khcheck.yaml',
-    check: 'kh-test-check',
-    env: {},
-    timeout: (t) => t.longTimeout,
-  },
 };
 
 export const checkName = (kind: CheckKind): string => SOURCES[kind].check;
@@ -78,7 +68,7 @@ export async function checkObjects(opts: {
   const objects = source.yaml
     ? inNamespace(await readFile(join(opts.moduleDir, source.yaml), 'utf8'), opts.namespace).objects
     : [exitCheck(opts.namespace)];
-  const env = opts.kind === 'long' ? { REPORT_DELAY: opts.times.longDelay } : (source.env ?? {});
+  const env = source.env ?? {};
   const out: ManifestObject[] = [];
   for (const o of objects) {
     if (o.kind !== 'KuberhealthyCheck') {

@@ -12,13 +12,20 @@ export interface SeenRun {
   startSeenMs: number;
   outcomeSeenMs?: number;
   ok?: boolean;
+  /** A HealthCheck's status.lastRunUnix as its outcome was written (the run's start, whole seconds). */
+  lastRunUnix?: number;
+}
+
+/** What one version of the object says about its runs. */
+export interface Marks {
+  uuid: string;
+  result: string;
+  ok: boolean;
+  lastRunUnix?: number;
 }
 
 /** What decides a run's start and its outcome in one version of the object (pure). */
-export function marksOf(
-  record: RunRecord,
-  o: KubernetesObject,
-): { uuid: string; result: string; ok: boolean } {
+export function marksOf(record: RunRecord, o: KubernetesObject): Marks {
   if (record === 'khstate') {
     const spec = (o as KhState).spec;
     // Every result Kuberhealthy v2 and khrun store sets LastRun (v2: setCheckStateResource).
@@ -26,7 +33,12 @@ export function marksOf(
   }
   const status = (o as HealthCheck).status;
   const count = (status?.successCount ?? 0) + (status?.failureCount ?? 0);
-  return { uuid: status?.currentUUID ?? '', result: String(count), ok: status?.ok === true };
+  return {
+    uuid: status?.currentUUID ?? '',
+    result: String(count),
+    ok: status?.ok === true,
+    ...(status?.lastRunUnix ? { lastRunUnix: status.lastRunUnix } : {}),
+  };
 }
 
 /**
@@ -37,7 +49,7 @@ export function marksOf(
 export function nextRuns(
   runs: readonly SeenRun[],
   state: { uuids: Set<string>; resultAtStart?: string },
-  marks: { uuid: string; result: string; ok: boolean },
+  marks: Marks,
   seenMs: number,
 ): SeenRun[] {
   if (marks.uuid && !state.uuids.has(marks.uuid)) {
@@ -47,14 +59,15 @@ export function nextRuns(
   }
   const last = runs[runs.length - 1];
   if (!last || last.outcomeSeenMs !== undefined || marks.result === state.resultAtStart) return [...runs];
-  return [...runs.slice(0, -1), { ...last, outcomeSeenMs: seenMs, ok: marks.ok }];
+  const lastRunUnix = marks.lastRunUnix === undefined ? {} : { lastRunUnix: marks.lastRunUnix };
+  return [...runs.slice(0, -1), { ...last, outcomeSeenMs: seenMs, ok: marks.ok, ...lastRunUnix }];
 }
 
 export interface RunWatch {
   /** The runs seen so far in a namespace (one check per namespace). */
   runs(namespace: string): SeenRun[];
-  /** Resolves once decide() holds, checked on every change; rejects after timeoutMs. */
-  until(decide: () => boolean, timeoutMs: number, description: string): Promise<void>;
+  /** Resolves once decide() holds, checked on every change; rejects after timeoutMs; settles quietly when aborted. */
+  until(decide: () => boolean, timeoutMs: number, description: string, signal?: AbortSignal): Promise<void>;
   /** Resolves once no watched object has changed for quietMs; rejects after timeoutMs. */
   quiet(quietMs: number, timeoutMs: number): Promise<void>;
   stop(): void;
@@ -91,7 +104,7 @@ export function watchRuns(kc: KubeConfig, record: RunRecord, namespaces: readonl
   });
   return {
     runs: (ns) => [...(byNs.get(ns)?.runs ?? [])],
-    until(decide, timeoutMs, description) {
+    until(decide, timeoutMs, description, signal) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (!decide()) return;
@@ -102,10 +115,16 @@ export function watchRuns(kc: KubeConfig, record: RunRecord, namespaces: readonl
           cleanup();
           reject(new Error(`timed out after ${timeoutMs} ms waiting for ${description}`));
         }, timeoutMs);
+        const aborted = () => {
+          cleanup();
+          resolve();
+        };
         const cleanup = () => {
           clearTimeout(timer);
           waiters.delete(check);
+          signal?.removeEventListener('abort', aborted);
         };
+        signal?.addEventListener('abort', aborted);
         waiters.add(check);
         check();
       });
@@ -125,4 +144,19 @@ export function watchRuns(kc: KubeConfig, record: RunRecord, namespaces: readonl
     },
     stop: () => stop.abort(),
   };
+}
+
+/** Resolves once decide() holds, checked on a change of any of the watches; rejects after timeoutMs. */
+export async function untilAny(
+  watches: readonly RunWatch[],
+  decide: () => boolean,
+  timeoutMs: number,
+  description: string,
+): Promise<void> {
+  const settled = new AbortController();
+  try {
+    await Promise.race(watches.map((w) => w.until(decide, timeoutMs, description, settled.signal)));
+  } finally {
+    settled.abort();
+  }
 }

@@ -1,10 +1,10 @@
-import { writeFile } from 'node:fs/promises';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { ImageMapEntry } from '@khrun/devkit/local/kubelet/image-map.ts';
 import { kuberhealthyV2ImageMap } from '@khrun/devkit/local/kuberhealthy-v2.ts';
 import { kuberhealthyV3Binary, kuberhealthyV3ImageMap } from '@khrun/devkit/local/kuberhealthy-v3.ts';
-import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
+import { CoreV1Api, type V1PodTemplate, VersionApi } from '@kubernetes/client-node';
+import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
+import { parseGoDuration } from '../../lib/core/duration.ts';
 import { dropNamespace, freshNamespace } from '../integration/helpers/cluster.ts';
 import { useKubeconfigOutsideVitest } from '../integration/helpers/deploy.ts';
 import { kuberhealthyV2Source, startKuberhealthyV2 } from '../integration/helpers/kuberhealthy-v2.ts';
@@ -17,16 +17,19 @@ import { waitForAuditFlush } from './audit.ts';
 import { type BenchCluster, repoRoot } from './bench-cluster.ts';
 import { auditRequests } from './kh-audit.ts';
 import { CHECK_KINDS, type CheckKind, type CheckTimes, INSTANT_KINDS } from './kh-checks.ts';
-import { type Daemon, runDaemonPhase } from './kh-daemon-phase.ts';
-import { daemonFigures, khrunFigures } from './kh-figures.ts';
-import { runKhrunPhase } from './kh-khrun-phase.ts';
-import { createCheckSet } from './kh-phase.ts';
+import { actorFigure } from './kh-figures.ts';
+import { removeBenchJobs } from './kh-fire.ts';
+import { type PairRun, type Peer, runPair } from './kh-pair.ts';
+import { type CheckSet, createCheckSet } from './kh-phase.ts';
 import { setAsideKhchecks } from './kh-setaside.ts';
+import { deployForScale } from './scale-setup.ts';
+import { summarize } from './stats.ts';
 
-// The real Kuberhealthy v2.7.1 daemon and v3.0.0 controller, built from the Go module proxy, beside khrun
-// on the same checks in the same benchmark run (issue 15 point 5). One phase per actor, one after another
-// (v2 runs every khcheck of the cluster, v3 every HealthCheck): v2 on khchecks, khrun run --check on the
-// same khchecks, v3 on HealthChecks converted from them, khrun run --healthcheck on those.
+// The real Kuberhealthy v2.7.1 daemon and v3.0.0 controller, built from the Go module proxy, each at the
+// same time as khrun on the same check programs (issue 27 item 1). A Kuberhealthy runs every object of its
+// kind in the cluster (v2 every khcheck, v3 every HealthCheck; neither limits itself to a namespace), so
+// khrun runs the other kind beside it: v2 on khchecks beside khrun on HealthChecks, then v3 on HealthChecks
+// beside khrun on khchecks. Each pair: its own namespaces per actor and check, one identity per actor.
 
 const buildDir = join(repoRoot, 'infra/build');
 
@@ -41,182 +44,196 @@ export async function kuberhealthyImages(log: (line: string) => void): Promise<I
 }
 
 function plan(quick: boolean) {
-  // Quick (CI): enough to show every figure is measured, in few minutes. Full: n >= 20 of each instant
-  // check (p95 from 20 up), 5 of the checker that exits 3, 3 of the long check.
+  // Quick (CI): enough to show every figure is measured, in a few minutes. Full: 15 measured runs of each
+  // instant check and 5 of the checker that exits 3, each after the start-up run.
   const times: CheckTimes = quick
-    ? { runInterval: '10s', exitTimeout: '10s', longDelay: '10s', longTimeout: '1m' }
-    : { runInterval: '15s', exitTimeout: '20s', longDelay: '60s', longTimeout: '3m' };
-  const runs = quick ? { instant: 2, exit: 1, long: 1 } : { instant: 20, exit: 5, long: 3 };
+    ? { runInterval: '10s', exitTimeout: '10s' }
+    : { runInterval: '15s', exitTimeout: '20s' };
   const targets = {} as Record<CheckKind, number>;
   for (const kind of CHECK_KINDS)
-    targets[kind] = INSTANT_KINDS.includes(kind) ? runs.instant : kind === 'exit-3' ? runs.exit : runs.long;
-  return {
-    times,
-    targets,
-    restMs: quick ? 30_000 : 120_000,
-    quietMs: quick ? 15_000 : 20_000,
-    timeoutMs: quick ? 300_000 : 900_000,
-  };
+    targets[kind] = INSTANT_KINDS.includes(kind) ? (quick ? 2 : 15) : quick ? 1 : 5;
+  return { times, targets, deadlineMs: quick ? 300_000 : 900_000 };
 }
+
+const intervalMsOf = (times: CheckTimes) => {
+  const d = parseGoDuration(times.runInterval);
+  if (!d.ok) throw new Error(d.error);
+  return d.ns / 1e6;
+};
 
 export async function measureKuberhealthy(
   bench: BenchCluster,
   opts: { quick: boolean; dist: string; log: (line: string) => void },
 ) {
   const { log } = opts;
-  const loadAtStart = loadavg();
   const kc = bench.cluster.kubeConfig;
   useKubeconfigOutsideVitest(bench.cluster.kubeconfigPath);
-  const { times, targets, restMs, quietMs, timeoutMs } = plan(opts.quick);
+  const { times, targets, deadlineMs } = plan(opts.quick);
+  const intervalMs = intervalMsOf(times);
   const v2Build = await kuberhealthyV2Source();
   const v3Binary = await kuberhealthyV3Binary({ cacheDir: khrunCacheDir(), buildDir });
   const moduleDir = v2Build.moduleDir;
-  const khrunUsers = {} as Record<CheckKind, { kubeconfig: string; user: string }>;
-  for (const kind of CHECK_KINDS) {
-    const u = await bench.userKubeConfig(`khrun-kh-${kind}`);
-    const kubeconfig = join(bench.cluster.dir, `bench-khrun-${kind}.kubeconfig`);
-    await writeFile(kubeconfig, u.kc.exportConfig(), { mode: 0o600 });
-    khrunUsers[kind] = { kubeconfig, user: u.username };
-  }
-  const userOf = (kind: CheckKind) => khrunUsers[kind].user;
-  const users = Object.fromEntries(CHECK_KINDS.map((k) => [k, userOf(k)])) as Record<CheckKind, string>;
+  await deployForScale(bench.cluster.kubeconfigPath, khrunCacheDir(), opts.dist);
+  const template = (
+    await kc
+      .makeApiClient(CoreV1Api)
+      .readNamespacedPodTemplate({ name: 'khrun-runner', namespace: DEPLOY_NAMESPACE })
+  ).template as V1PodTemplate['template'];
+  if (!template)
+    throw new Error(`no PodTemplate khrun-runner in ${DEPLOY_NAMESPACE} after applying infra/deploy`);
+  const khrunUser = `system:serviceaccount:${DEPLOY_NAMESPACE}:khrun-runner`;
   const serviceAccountOf = async (namespace: string, pod: string) =>
     `system:serviceaccount:${namespace}:${(await kc.makeApiClient(CoreV1Api).readNamespacedPod({ namespace, name: pod })).spec?.serviceAccountName ?? 'default'}`;
+  const sets = (peer: string, peerRecord: 'khstate' | 'healthcheck') =>
+    Promise.all([
+      createCheckSet({ kc, prefix: `khb-${peer}`, record: peerRecord, moduleDir, times }),
+      createCheckSet({
+        kc,
+        prefix: `khb-k${peer}`,
+        record: peerRecord === 'khstate' ? 'healthcheck' : 'khstate',
+        moduleDir,
+        times,
+      }),
+    ]);
+  const pair = (peer: Peer, peerChecks: CheckSet, khrunChecks: CheckSet) =>
+    runPair({
+      bench,
+      peer,
+      peerChecks,
+      khrunChecks,
+      template,
+      jobNamespace: DEPLOY_NAMESPACE,
+      intervalMs,
+      targets,
+      deadlineMs,
+      log,
+    });
 
-  log(`  Kuberhealthy v2.7.1 daemon: ${CHECK_KINDS.map((k) => `${targets[k]} runs of ${k}`).join(', ')}`);
+  log('  Kuberhealthy v2.7.1 on khchecks beside khrun on HealthChecks, at the same time');
   const aside = await setAsideKhchecks(kc);
-  const v2Checks = await createCheckSet({ kc, prefix: 'khb-v2', record: 'khstate', moduleDir, times });
+  const [v2Checks, kv2Checks] = await sets('v2', 'khstate');
   const v2Ns = await freshNamespace(kc, 'khb-v2d');
-  const v2Daemon: Daemon = {
-    binary: join(v2Build.binDir, 'kuberhealthy'),
-    async start() {
-      const daemon = await startKuberhealthyV2(kc, { namespace: v2Ns, replicas: 1 });
-      const pod = await daemon.master();
-      return { user: await serviceAccountOf(v2Ns, pod?.metadata?.name ?? ''), stop: () => daemon.stop() };
-    },
-  };
-  const v2 = await runDaemonPhase({
-    daemon: v2Daemon,
-    checks: v2Checks,
-    targets,
-    timeoutMs,
-    restMs,
-    quietMs,
-    log,
-  });
-  await v2Checks.drop();
-  await dropNamespace(kc, v2Ns);
-  await aside.restore();
-
-  log('  khrun run --check on the same khchecks');
-  const k2Checks = await createCheckSet({ kc, prefix: 'khb-k2', record: 'khstate', moduleDir, times });
-  const k2 = await runKhrunPhase({
-    checks: k2Checks,
-    targets,
-    users: khrunUsers,
-    dist: opts.dist,
-    reportHost: bench.cluster.hostIp,
-    log,
-  });
-  await k2Checks.drop();
-
-  log('  Kuberhealthy v3.0.0 controller on HealthChecks of the same checks');
-  const v3Checks = await createCheckSet({ kc, prefix: 'khb-v3', record: 'healthcheck', moduleDir, times });
-  const v3Ns = await freshNamespace(kc, 'khb-v3d');
-  const v3Daemon: Daemon = {
-    binary: v3Binary,
-    async start() {
-      const v3 = await startKuberhealthyV3(kc, v3Ns);
-      return {
-        user: await serviceAccountOf(v3Ns, v3.podName),
-        async stop() {
-          await v3.stop();
-          // A stopped v3 never removes its finalizer, which would hold its namespaces' deletion.
-          for (const ns of Object.values(v3Checks.namespaces)) await dropV3Finalizers(kc, ns);
+  let v2Run: PairRun;
+  try {
+    v2Run = await pair(
+      {
+        binary: join(v2Build.binDir, 'kuberhealthy'),
+        async start() {
+          const daemon = await startKuberhealthyV2(kc, { namespace: v2Ns, replicas: 1 });
+          const pod = await daemon.master();
+          return { user: await serviceAccountOf(v2Ns, pod?.metadata?.name ?? ''), stop: () => daemon.stop() };
         },
-      };
-    },
-  };
-  const v3 = await runDaemonPhase({
-    daemon: v3Daemon,
-    checks: v3Checks,
-    targets,
-    timeoutMs,
-    restMs,
-    quietMs,
-    log,
-  });
-  await v3Checks.drop();
-  await dropNamespace(kc, v3Ns);
+      },
+      v2Checks,
+      kv2Checks,
+    );
+  } finally {
+    await removeBenchJobs(kc, DEPLOY_NAMESPACE);
+    await v2Checks.drop();
+    await kv2Checks.drop();
+    await dropNamespace(kc, v2Ns);
+    await aside.restore();
+  }
 
-  log('  khrun run --healthcheck on the same HealthChecks');
-  const k3Checks = await createCheckSet({ kc, prefix: 'khb-k3', record: 'healthcheck', moduleDir, times });
-  const k3 = await runKhrunPhase({
-    checks: k3Checks,
-    targets,
-    users: khrunUsers,
-    dist: opts.dist,
-    reportHost: bench.cluster.hostIp,
-    log,
-  });
-  await k3Checks.drop();
+  log('  Kuberhealthy v3.0.0 on HealthChecks beside khrun on khchecks, at the same time');
+  const [v3Checks, kv3Checks] = await sets('v3', 'healthcheck');
+  const v3Ns = await freshNamespace(kc, 'khb-v3d');
+  let v3Run: PairRun;
+  try {
+    v3Run = await pair(
+      {
+        binary: v3Binary,
+        async start() {
+          const v3 = await startKuberhealthyV3(kc, v3Ns);
+          return {
+            user: await serviceAccountOf(v3Ns, v3.podName),
+            async stop() {
+              await v3.stop();
+              // A stopped v3 never removes its finalizer, which would hold its namespaces' deletion.
+              for (const ns of Object.values(v3Checks.namespaces)) await dropV3Finalizers(kc, ns);
+            },
+          };
+        },
+      },
+      v3Checks,
+      kv3Checks,
+    );
+  } finally {
+    await removeBenchJobs(kc, DEPLOY_NAMESPACE);
+    await v3Checks.drop();
+    await kv3Checks.drop();
+    await dropNamespace(kc, v3Ns);
+  }
 
-  const markerAtMs = Date.now();
-  await kc.makeApiClient(VersionApi).getCode();
+  // A marker request after both pairs: once it is in the (batched) audit log, so is every earlier one.
   const probe = await bench.userKubeConfig('khrun-kh-audit-marker');
+  const markerAtMs = Date.now();
   await probe.kc.makeApiClient(VersionApi).getCode();
   await waitForAuditFlush(bench.auditLog, probe.username, markerAtMs);
-  const requests = await auditRequests(bench.auditLog, [v2.user, v3.user, ...Object.values(users)]);
+  const requests = await auditRequests(bench.auditLog, [v2Run.peer.user, v3Run.peer.user, khrunUser]);
+  const figures = (run: PairRun, peer: 'v2' | 'v3', peerChecks: CheckSet, khrunChecks: CheckSet) => {
+    const common = { intervalMs, requests, windowFromMs: run.windowFromMs, windowToMs: run.windowToMs };
+    return {
+      complete: run.complete,
+      loadAverage: run.loadAverage,
+      windowSeconds: Math.round((run.windowToMs - run.windowFromMs) / 1000),
+      peer: {
+        ...actorFigure({
+          ...common,
+          record: peerChecks.record,
+          user: run.peer.user,
+          schedule: { kind: peer },
+          runs: run.peer.runs,
+          namespaces: peerChecks.namespaces,
+        }),
+        rssMiB: summarize(run.peer.memory.samplesMiB),
+        peakRssMiB: run.peer.memory.peakMiB,
+      },
+      khrun: {
+        ...actorFigure({
+          ...common,
+          record: khrunChecks.record,
+          user: khrunUser,
+          schedule: { kind: 'khrun', fires: run.khrun.fires },
+          runs: run.khrun.runs,
+          namespaces: khrunChecks.namespaces,
+        }),
+        skippedFires: run.khrun.skipped,
+        runnerPeakRssMiB: summarize(run.khrun.runnerPeakRssMiB),
+      },
+    };
+  };
   return {
     how:
-      `One benchmark run, one actor after another on its own namespaces, one namespace per check: ` +
-      `Kuberhealthy's own test-check (REPORT_DELAY 0s), pod-status-check and pod-restarts-check from their ` +
-      `v2.7.1 YAMLs, a checker exiting 3 without a report (timeout ${times.exitTimeout}), and test-check ` +
-      `with REPORT_DELAY ${times.longDelay} (the long check); runInterval ${times.runInterval} for the daemons. ` +
-      `Kuberhealthy v2.7.1's daemon (its deploy/kuberhealthy.yaml Deployment, 1 replica) and v3.0.0's ` +
-      `controller (its deploy/kustomize/base Deployment) built from the Go module proxy, run as pods of the ` +
-      `local cluster; v3 on HealthChecks converted from the khchecks by khrun's converter. khrun: the bench ` +
-      `build's bundle (${opts.dist.slice(repoRoot.length + 1)}/khrun.mjs) spawned per run, \`khrun run --check NAME\` ` +
-      `or \`--healthcheck NAME\`, each kind's runs one after another, the kinds side by side, each kind as its own ` +
-      `ServiceAccount. Time to outcome: the API server's receipt of the write of the run's UUID (khstate ` +
-      `spec.uuid, HealthCheck status.currentUUID) to that of its result (LastRun; successCount+failureCount), ` +
-      `from its audit log, each write found by a watch of the objects. Requests (audit log, by username): a ` +
-      `daemon's run counts its requests in the check's namespace from 2 s before the run's start to 2 s ` +
-      `before the next run's (its requests elsewhere are background, per minute); a khrun run counts every ` +
-      `request of its process. At rest: only the instant checks left, on runInterval 1h, from ${quietMs / 1000} s after ` +
-      `their objects last changed, ${restMs / 1000} s in 30 s slices. Memory: a daemon's VmRSS every 2 s (/proc of the pod's process) and VmHWM; khrun: each ` +
-      `runner process's peak RSS (maxRSS). khrun runs no process between runs (the tick, a CronJob once a ` +
-      `minute, is not part of this section).`,
+      `Each Kuberhealthy at the same time as khrun on the same cluster, in turn (v2 beside khrun, then v3 beside khrun). ` +
+      `A Kuberhealthy runs every object of its kind in the cluster, so khrun runs the other kind beside it: ` +
+      `Kuberhealthy v2.7.1's daemon (its deploy/kuberhealthy.yaml Deployment, 1 replica) on khchecks beside khrun on ` +
+      `HealthChecks converted from them by khrun's converter, then v3.0.0's controller (its deploy/kustomize/base ` +
+      `Deployment) on those HealthChecks beside khrun on the khchecks; both Kuberhealthy builds from the Go module ` +
+      `proxy, run as pods of the local cluster. The checks, a namespace each per actor: Kuberhealthy's own ` +
+      `test-check (REPORT_DELAY 0s) and pod-status-check from their v2.7.1 YAMLs, and a checker that exits 3 ` +
+      `without a report (timeout ${times.exitTimeout}); runInterval ${times.runInterval}. khrun: infra/deploy ` +
+      `applied (admission policies on), a runner Job per run from its khrun-runner PodTemplate (as a CronJob of ` +
+      `\`khrun sync\` makes it) created by the benchmark on the same interval, each check at its own offset in it, ` +
+      `a fire skipped while the check's last Job is active (concurrencyPolicy Forbid); the runner pods and ` +
+      `checker pods run by the process kubelet. One watcher (a list-watch of khstates and one of HealthChecks, ` +
+      `in the benchmark process) reads every actor's runs the same way: a run starts at the first version of ` +
+      `the object carrying its UUID (khstate spec.uuid, HealthCheck status.currentUUID) and ends at the first ` +
+      `carrying its result (LastRun; successCount+failureCount). Due: khrun's Job creation; v3's own rule ` +
+      `(the last run's status.lastRunUnix + runInterval); v2's ticker (made before its first run, which starts ` +
+      `at once; a run is released by the first tick after the last release; a release is the run's first ` +
+      `request, reading the khstate, from the audit log); in each case not before the last run's outcome. ` +
+      `The first run of every check is start-up and left out. Requests: every request of each identity ` +
+      `(the Kuberhealthy's ServiceAccount; khrun-runner) from the moment every check of both had its first ` +
+      `outcome to the end, per outcome in that window (the Job controller's requests for khrun's runner pods ` +
+      `are not counted: it runs as the controller manager's own user). Memory: a Kuberhealthy's VmRSS every ` +
+      `2 s and its VmHWM; khrun: each runner process's peak RSS (maxRSS at exit).`,
     mode: opts.quick ? 'quick' : 'full',
-    // The machine's 1, 5 and 15 minute load averages: the times are measured under whatever else runs.
-    loadAverage: { atStart: loadAtStart, atEnd: loadavg() },
     times,
     targets,
-    v2: {
-      kuberhealthy: daemonFigures({
-        record: 'khstate',
-        phase: v2,
-        namespaces: v2Checks.namespaces,
-        targets,
-        requests,
-      }),
-      khrun: khrunFigures({ record: 'khstate', phase: k2, namespaces: k2Checks.namespaces, users, requests }),
-    },
-    v3: {
-      kuberhealthy: daemonFigures({
-        record: 'healthcheck',
-        phase: v3,
-        namespaces: v3Checks.namespaces,
-        targets,
-        requests,
-      }),
-      khrun: khrunFigures({
-        record: 'healthcheck',
-        phase: k3,
-        namespaces: k3Checks.namespaces,
-        users,
-        requests,
-      }),
+    pairs: {
+      v2: figures(v2Run, 'v2', v2Checks, kv2Checks),
+      v3: figures(v3Run, 'v3', v3Checks, kv3Checks),
     },
   };
 }

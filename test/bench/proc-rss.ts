@@ -47,3 +47,13 @@ export function sampleRss(pid: number, intervalMs: number) {
     },
   };
 }
+
+/** When a process started (epoch ms, 10 ms steps): /proc/PID/stat's start time after boot (/proc/stat btime). */
+export async function processStartMs(pid: number): Promise<number | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  const boot = Number(/^btime (\d+)$/m.exec(await readFile('/proc/stat', 'utf8'))?.[1]);
+  if (!stat || !Number.isFinite(boot)) return undefined;
+  // Field 22, in clock ticks (USER_HZ, 100 on Linux); the command (field 2) may hold spaces.
+  const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  return Number.isFinite(ticks) ? boot * 1000 + ticks * 10 : undefined;
+}

@@ -1,8 +1,11 @@
+import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import type { AdmissionFigure } from './admission-cost.ts';
 import type { LambdaCostResult } from './lambda-cost.ts';
 import type { LongCheckFigure } from './long-check.ts';
+import { measuredLine } from './provenance.ts';
 import type { ScaleFigure } from './scale.ts';
 import { fmtMs, P95_MIN_SAMPLES, type Summary } from './stats.ts';
+import type { StatusRenderFigures } from './status-render.ts';
 import type { SteadyStateFigure } from './steady-state.ts';
 import type { TickDispatchFigure } from './tick-dispatch.ts';
 
@@ -86,6 +89,11 @@ function runCost(r: Results): string[] {
       '',
     );
   if (r.cliStart?.how) lines.push(`Real invocations: ${r.cliStart.how}.`, '');
+  const when = [
+    ...(r.cliStart ? [`Real invocations: ${measuredLine(r.meta, 'cli-start')}`] : []),
+    ...(r.overhead ? [`In-process iterations: ${measuredLine(r.meta, 'overhead')}`] : []),
+  ];
+  if (when.length) lines.push(when.join(' '), '');
   return lines;
 }
 
@@ -204,7 +212,7 @@ function admission(r: Results): string[] {
       ]),
     ),
     '',
-    `${a.how}.`,
+    `${a.how}. ${measuredLine(r.meta, 'admission')}`,
     '',
   ];
 }
@@ -216,7 +224,7 @@ function scale(r: Results): string[] {
   const lines = [
     '### Scale: one tick over N due checks',
     '',
-    r.scale.how ?? '',
+    `${r.scale.how ?? ''}. ${measuredLine(r.meta, 'scale')}`,
     '',
     '| due checks | batch size | tick (spawn to exit) | all recorded | runner Jobs | runner pods | checker pods | tick peak RSS | runner peak RSS (median, max) | API requests per check (tick + runners) | outcomes |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
@@ -260,6 +268,8 @@ function tick(r: Results): string[] {
     '',
     figures[0]?.how ? `${figures[0].how}.` : '',
     '',
+    source ? '' : measuredLine(r.meta, 'tick'),
+    '',
     source
       ? `From \`${source.file}\` (written by \`test/bench/tick-dispatch.ts\`${source.build?.commit ? `, build ${String(source.build.commit).slice(0, 12)}` : ''}${source.build?.builtAt ? ` of ${String(source.build.builtAt).slice(0, 10)}` : ''}), which results.json does not hold yet.`
       : '',
@@ -275,7 +285,9 @@ function steady(r: Results): string[] {
   return [
     `### Objects in etcd at steady state: ${s.checks} checks every ${s.runInterval}`,
     '',
-    s.sized ? `${s.sized}.` : '',
+    measuredLine(r.meta, 'steady-state'),
+    '',
+    s.sized ? `Sized when it was measured, from the scale rows of that time: ${s.sized}.` : '',
     '',
     `${s.how}. Finished runner Jobs were kept ${s.finishedJobTtlSeconds ?? '–'} s; ${num(s.runsPerMinute)} check runs completed a minute while settled${asked(s)}. Finished checker pods are kept for their logs, the newest \`KHRUN_KEEP_FINISHED_PODS\` (default 3) of each check: they rise until the checks' third run, to 3 per check by default.`,
     '',
@@ -288,7 +300,7 @@ function steady(r: Results): string[] {
       row('runner pods', how, s.settled.runnerPods, count),
       row('checker pods', how, s.settled.checkerPods, count),
       row('khstates', how, s.settled.khstates, count),
-      row("events (the checks' namespace and kuberhealthy)", how, s.settled.events, count),
+      row(`events (the checks' namespace and ${DEPLOY_NAMESPACE})`, how, s.settled.events, count),
       row(
         `all objects the API server stores (every kind; ${num(s.objectsBefore)} before the checks were created)`,
         'apiserver_storage_objects, summed',
@@ -313,7 +325,7 @@ function longCheck(r: Results): string[] {
       l.byVerbResource ?? {},
     )
       .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}.`,
+      .join(', ')}. ${measuredLine(r.meta, 'long-check')}`,
     '',
   ];
 }
@@ -326,7 +338,7 @@ function lambda(r: Results): string[] {
   const lines = [
     '### Lambda cost per run',
     '',
-    `${l.how}. Memory: runCheck ${l.memoryMb.runCheck} MB, report ${l.memoryMb.report} MB (serverless.yml)${mem ? `; Max Memory Used (the runtime process's peak RSS): runCheck ${num(mem.runCheck.max)} MiB, report ${num(mem.report.max)} MiB (the highest of n=${mem.runCheck.n} and n=${mem.report.n} environments)` : ''}.`,
+    `${l.how}. Memory: runCheck ${l.memoryMb.runCheck} MB, report ${l.memoryMb.report} MB (serverless.yml)${mem ? `; Max Memory Used (the runtime process's peak RSS): runCheck ${num(mem.runCheck.max)} MiB, report ${num(mem.report.max)} MiB (the highest of n=${mem.runCheck.n} and n=${mem.report.n} environments)` : ''}. ${measuredLine(r.meta, 'lambda-cost')}`,
     '',
     '| check | checks per invocation | n | runCheck duration (median, min, max) | report duration per check (median) | GB-s per invocation (median) | **GB-s per check run** (runCheck share + report) |',
     '|---|---:|---:|---:|---:|---:|---:|',
@@ -368,16 +380,36 @@ function other(r: Results): string[] {
         .map(
           (b) => `\`${b.file}\` ${num(b.bytes / 1024)} KiB, ${fmtMs(b.importMs.median)} (n=${b.importMs.n})`,
         )
-        .join('; ')}.`,
+        .join('; ')}. ${measuredLine(r.meta, 'cli-start')}`,
       '',
     );
   const m = r.serveMemory;
   if (m?.rssMiB)
     lines.push(
-      `\`khrun serve\` (the bundle, spawned) RSS: ${m.rssMiB.start} MiB at start, ${m.rssMiB.afterFirstBatch} MiB after the first batch, ${m.rssMiB.end} MiB at the end (peak ${m.rssMiB.peak}); ${m.runs.recorded}/${m.runs.requested} triggered runs recorded, ${m.rejectedReports.rejected}/${m.rejectedReports.sent} malformed reports rejected, ${m.apiServerRestarts} API server restarts in ${m.seconds} s (${m.how}).`,
+      `\`khrun serve\` (the bundle, spawned) RSS: ${m.rssMiB.start} MiB at start, ${m.rssMiB.afterFirstBatch} MiB after the first batch, ${m.rssMiB.end} MiB at the end (peak ${m.rssMiB.peak}); ${m.runs.recorded}/${m.runs.requested} triggered runs recorded, ${m.rejectedReports.rejected}/${m.rejectedReports.sent} malformed reports rejected, ${m.apiServerRestarts} API server restarts in ${m.seconds} s (${m.how}). ${measuredLine(r.meta, 'serve-memory')}`,
       '',
     );
   return lines;
+}
+
+function statusRender(r: Results): string[] {
+  const s = r.statusRender as StatusRenderFigures | undefined;
+  if (!s?.routes?.length) return [];
+  const kib = (b: number) => `${num(b / 1024)} KiB`;
+  return [
+    '### Rendering the status routes',
+    '',
+    `The status routes' handlers over ${s.checks} checks:`,
+    '',
+    ...table(
+      s.routes.map((x) =>
+        row(`${x.label}: ${kib(x.bytes)}, ${kib(x.gzipBytes)} gzipped`, 'in-process, handler only', x.ms),
+      ),
+    ),
+    '',
+    `${s.how}. ${measuredLine(r.meta, 'status-render')}`,
+    '',
+  ];
 }
 
 function provenance(r: Results): string[] {
@@ -420,6 +452,7 @@ export function renderPerformance(r: Results, extra: Array<(r: Results) => strin
     ...longCheck(r),
     ...lambda(r),
     ...other(r),
+    ...statusRender(r),
   ]
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')

@@ -1,7 +1,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fleetBesideV3Markdown } from './fleet-v3-readme.ts';
 import { kuberhealthyMarkdown } from './kh-readme.ts';
 import { PERFORMANCE_PAGE, renderPerformance, replaceBetweenMarkers } from './readme-render.ts';
+
+/** The sections rendered apart from readme-render.ts, in the order they appear after the run's phases. */
+export const SECTION_RENDERERS = [kuberhealthyMarkdown, fleetBesideV3Markdown];
 
 /**
  * What the generated block is rendered from: bench/results.json, and the tick-alone rows from
@@ -26,7 +30,7 @@ export async function performanceResults(root: string): Promise<Record<string, u
 /** docs/performance.md with its generated block rendered from the results files (pure but for reading them). */
 export async function renderedPerformancePage(root: string): Promise<{ before: string; after: string }> {
   const before = await readFile(join(root, PERFORMANCE_PAGE), 'utf8');
-  const body = renderPerformance(await performanceResults(root), [kuberhealthyMarkdown]);
+  const body = renderPerformance(await performanceResults(root), SECTION_RENDERERS);
   return { before, after: replaceBetweenMarkers(before, body) };
 }
 

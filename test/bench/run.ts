@@ -14,7 +14,7 @@ import {
   steadyStateSection,
   tickSection,
 } from './fleet-sections.ts';
-import { kuberhealthyMarkdown } from './kh-readme.ts';
+import { fleetBesideV3Section } from './fleet-v3-section.ts';
 import { kuberhealthyImages, measureKuberhealthy } from './kuberhealthy-baseline.ts';
 import {
   createBenchCheck,
@@ -22,12 +22,13 @@ import {
   type IterationSample,
   measureIteration,
 } from './overhead.ts';
-import { regenerateReadme } from './readme.ts';
+import { regenerateReadme, SECTION_RENDERERS } from './readme.ts';
 import { renderPerformance } from './readme-render.ts';
 import { benchEnvironment, writeResultsFile } from './results-file.ts';
 import type { ExitedProcess } from './scale.ts';
 import { measureServeMemory } from './serve-memory.ts';
 import { summarize } from './stats.ts';
+import { measureStatusRender } from './status-render.ts';
 
 // npm run bench [-- --quick] [-- --only SECTION,...] [-- --readme-only]: khrun's cost per run, in time, API
 // requests, memory and Lambda GB-seconds, against the local cluster. Writes bench/results.json, prints the
@@ -45,10 +46,12 @@ const SECTIONS = [
   'long-check',
   'admission',
   'scale',
+  'fleet',
   'tick',
   'steady-state',
   'lambda-cost',
   'serve-memory',
+  'status-render',
 ] as const;
 /** Sections that take long and run in a full benchmark only. */
 const FULL_ONLY: readonly string[] = ['steady-state', 'tick'];
@@ -130,7 +133,7 @@ const bench = await startBenchCluster(
       }
     }
   },
-  measures('kuberhealthy') ? await kuberhealthyImages(log) : [],
+  measures('kuberhealthy') || measures('fleet') ? await kuberhealthyImages(log) : [],
 );
 const resultsFile = join(repoRoot, 'bench', quick ? 'results-quick.json' : 'results.json');
 // --only replaces sections of the last results; a full run starts afresh.
@@ -241,6 +244,17 @@ try {
     );
   }
 
+  if (measures('fleet')) {
+    log('fleet: 100, 500 and 1,000 checks due at once, khrun then Kuberhealthy v3.0.0, one at a time');
+    await timed(
+      'fleet',
+      () => fleetBesideV3Section(fleet),
+      (v) => {
+        results.fleetBesideV3 = v;
+      },
+    );
+  }
+
   if (collectLongCheck) {
     log('long check: waiting for it to end');
     await timed('long-check', collectLongCheck, (v) => {
@@ -286,6 +300,17 @@ try {
     );
   }
 
+  if (measures('status-render')) {
+    log('status render: the status routes over 500 khstates, in-process');
+    await timed(
+      'status-render',
+      () => measureStatusRender({ checks: 500, rounds: quick ? 10 : 50, warmup: 10 }),
+      (v) => {
+        results.statusRender = v;
+      },
+    );
+  }
+
   // Last: it restarts the API server, which the figures above must not see.
   if (measures('serve-memory')) {
     log('serve memory: runs, rejected reports and API server restarts against one khrun serve');
@@ -293,7 +318,7 @@ try {
   }
 
   await writeResults(only ? only.filter((x) => !failures.has(x)) : []);
-  process.stdout.write(`${renderPerformance(results, [kuberhealthyMarkdown])}\n`);
+  process.stdout.write(`${renderPerformance(results, SECTION_RENDERERS)}\n`);
   log(`wrote ${resultsFile.slice(repoRoot.length + 1)}`);
   if (!quick)
     log(

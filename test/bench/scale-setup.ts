@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { resolveKubectl } from '@khrun/devkit/local/binaries.ts';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
 import { repoRoot } from './bench-cluster.ts';
 
@@ -70,6 +70,22 @@ export async function nodeRoom(kc: KubeConfig): Promise<{ pods: string; cpu: str
     pods: node?.status?.allocatable?.pods ?? '?',
     cpu: node?.status?.allocatable?.cpu ?? '?',
   };
+}
+
+/** The label by which an admin lets khrun's checker pods use a namespace's credentials and labels (policy 1c). */
+export const CHECKER_CREDENTIALS_LABEL = 'khrun.dev/checker-credentials';
+
+/**
+ * Labels a namespace as an admin does before khrun runs Kuberhealthy's own checks there (their pods carry
+ * extraLabels or a ServiceAccount of their own, which policy 1c refuses in an unlabelled namespace).
+ */
+export async function openToCheckerCredentials(kc: KubeConfig, namespace: string): Promise<void> {
+  await kc
+    .makeApiClient(CoreV1Api)
+    .patchNamespace(
+      { name: namespace, body: { metadata: { labels: { [CHECKER_CREDENTIALS_LABEL]: 'allowed' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
 }
 
 /** A fresh namespace with its default ServiceAccount (pods cannot be created before it exists). */

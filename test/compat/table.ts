@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { sourceBuild } from '../bench/source-build.ts';
 import { COMPAT_OUT_ENV, COMPAT_V2_FILE } from './v2-results.ts';
 import { renderV2Table } from './v2-table.ts';
 import { COMPAT_V3_FILE } from './v3-results.ts';
@@ -74,7 +75,10 @@ async function main(): Promise<number> {
       process.stderr.write(`${t.file} was not written: the block ${t.block} is left as it was\n`);
       continue;
     }
-    const table = t.render(JSON.parse(text));
+    // The build the tests ran, stamped into the results file: the block says it, and is rendered from the file.
+    const results = { ...JSON.parse(text), build: await sourceBuild(root) };
+    await writeFile(join(bench, t.file), `${JSON.stringify(results, null, 2)}\n`);
+    const table = t.render(results);
     const path = join(root, COMPATIBILITY_PAGE);
     await writeFile(path, replaceBlock(await readFile(path, 'utf8'), t.block, table));
     process.stdout.write(`\n${table}\nwritten to ${COMPATIBILITY_PAGE} (${t.block}) from bench/${t.file}\n`);

@@ -25,6 +25,8 @@ export interface CompatRow extends Compared {
 export interface CompatResults {
   kuberhealthy: string;
   measured: string;
+  /** The build the tests ran (stamped by `npm run compat`). */
+  build?: { commit: string; dirty: boolean };
   how: string;
   daemonRewrites: string[];
   rows: CompatRow[];

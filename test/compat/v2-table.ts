@@ -1,3 +1,4 @@
+import { buildText } from '../bench/source-build.ts';
 import type { CompatResults, Outcome } from './v2-results.ts';
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
@@ -22,7 +23,7 @@ export function renderV2Table(input: unknown): string {
       return `| ${cell(row.check)} (\`${row.yaml}\`) | ${cell(outcome(row.kuberhealthy))} | ${cell(outcome(row.khrun))} | ${row.same ? 'yes' : row.explained ? 'no, explained' : '**no**'} | ${cell(notes)} |`;
     }),
     '',
-    `Measured by \`npm run compat\` on ${r.measured.slice(0, 10)}: ${r.how}. Every YAML was moved from namespace ` +
+    `Measured by \`npm run compat\` on ${r.measured.slice(0, 10)}, ${buildText(r.build)}: ${r.how}. Every YAML was moved from namespace ` +
       "`kuberhealthy` to the test's namespace (metadata and binding subjects). The daemon ran from " +
       `deploy/kuberhealthy.yaml with: ${r.daemonRewrites.map(cell).join('; ')}.`,
   ];

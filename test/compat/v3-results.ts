@@ -34,6 +34,8 @@ export interface FieldComparison {
 export interface CompatV3Results {
   kuberhealthy: string;
   measured: string;
+  /** The build the tests ran (stamped by `npm run compat`). */
+  build?: { commit: string; dirty: boolean };
   how: string;
   /** How the v3 controller was kept off khrun's HealthChecks, and what showed it. */
   separation: string;

@@ -1,3 +1,4 @@
+import { buildText } from '../bench/source-build.ts';
 import type { CompatV3Results, FieldComparison } from './v3-results.ts';
 
 const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
@@ -15,7 +16,7 @@ export function renderV3Table(results: CompatV3Results): string {
   const at = (check: string, field: string) =>
     results.fields.find((f) => f.check === check && f.field === field);
   const lines = [
-    `Measured ${results.measured} against Kuberhealthy ${results.kuberhealthy}. How: ${results.how}.`,
+    `Measured ${results.measured}, ${buildText(results.build)}, against Kuberhealthy ${results.kuberhealthy}. How: ${results.how}.`,
     `Kept apart: ${results.separation}.`,
     '',
     `| status field | ${checks.join(' | ')} |`,

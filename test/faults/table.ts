@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { buildText, sourceBuild } from '../bench/source-build.ts';
 import { FAULTS_OUT_ENV } from '../integration/faults/helpers/fault-table.ts';
 import { faultRows, renderFaultTable } from './render.ts';
 
@@ -37,10 +38,11 @@ async function main(): Promise<number> {
   const rows = faultRows(text);
   const failed = codes.some((c) => c !== 0);
   const cpu = cpus();
+  const build = buildText(await sourceBuild(root));
   const lines = [
     ...renderFaultTable(rows),
     '',
-    `Measured by \`npm run faults\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
+    `Measured by \`npm run faults\` on ${new Date().toISOString().slice(0, 10)}, ${build}: Node ${process.version}, ` +
       `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, the local cluster (etcd, kube-apiserver, ` +
       `controller manager, scheduler, process kubelet); ${rows.length} scenarios in ${Math.round(wallMs / 1000)} s` +
       (failed

@@ -1,0 +1,76 @@
+import type { FleetRow } from './fleet-v3-figures.ts';
+import type { FleetBesideV3 } from './fleet-v3-section.ts';
+import { type Meta, measuredLine } from './provenance.ts';
+import { fmtMs, type Summary } from './stats.ts';
+
+// docs/performance.md's part for the fleet beside Kuberhealthy v3 (pure, from results.json alone).
+
+const SYSTEM = { khrun: 'khrun (tick + runner Jobs)', v3: 'Kuberhealthy v3.0.0' } as const;
+const cell = (t: string) => t.replaceAll('|', '\\|').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+const mib = (x: number | undefined) => (x === undefined ? '–' : `${x.toFixed(0)} MiB`);
+const spread = (s: Summary | undefined) =>
+  s?.n ? `${fmtMs(s.median)} (max ${fmtMs(s.max)}, n=${s.n})` : '–';
+
+function recorded(r: FleetRow): string {
+  if (r.allRecordedMs !== undefined) return fmtMs(r.allRecordedMs);
+  return `${r.recorded} of ${r.checks} (the last after ${fmtMs(r.lastRecordedMs)})`;
+}
+
+function memory(r: FleetRow): string {
+  const p = r.peakRssMiB;
+  if (r.system === 'v3') return `controller ${mib(p.controller)}`;
+  const runners = p.runners?.n
+    ? `runners ${mib(p.runners.median)} median, ${mib(p.runners.max)} max (n=${p.runners.n})`
+    : '';
+  return [`tick ${mib(p.tick)}`, runners].filter(Boolean).join('; ');
+}
+
+/** Per check (the total; how many the API server refused with 429 and were tried again). */
+function requests(r: FleetRow): string {
+  const refused = r.requests.byCode?.['429'] ?? 0;
+  return `${r.requests.perCheck.toFixed(1)} (${r.requests.total}${refused ? `, ${refused} answered 429` : ''})`;
+}
+
+function outcomes(r: FleetRow): string {
+  const bad = Object.entries(r.notOk).map(([e, k]) => `${k} not OK (${cell(e)})`);
+  return [`${r.ok} OK`, ...bad, ...(r.lost ? [`${r.lost} lost`] : [])].join(', ');
+}
+
+/** khrun's figures over v3's at one size: below 1, khrun's is smaller (took less time, sent fewer requests). */
+function ratios(rows: FleetRow[]): string[] {
+  const sizes = [...new Set(rows.map((r) => r.checks))];
+  return sizes.flatMap((n) => {
+    const k = rows.find((r) => r.checks === n && r.system === 'khrun');
+    const v = rows.find((r) => r.checks === n && r.system === 'v3');
+    if (!k || !v) return [];
+    const time =
+      k.allRecordedMs !== undefined && v.allRecordedMs !== undefined
+        ? `${(k.allRecordedMs / v.allRecordedMs).toFixed(2)}× v3's time until all were recorded`
+        : 'no ratio of the time until all were recorded (a row did not record every check)';
+    return [
+      `- ${n} checks, khrun ÷ v3: ${time}, ${(k.requests.perCheck / v.requests.perCheck).toFixed(2)}× its API requests per check; ${k.checkerPods.created} checker pods against its ${v.checkerPods.created}.`,
+    ];
+  });
+}
+
+/** The fleet beside v3; [] when results.json has none. */
+export function fleetBesideV3Markdown(r: { fleetBesideV3?: FleetBesideV3; meta?: Meta }): string[] {
+  const f = r.fleetBesideV3;
+  if (!f?.rows?.length) return [];
+  return [
+    '### A fleet beside Kuberhealthy v3: checks due at once',
+    '',
+    `${f.how} ${measuredLine(r.meta, 'fleet')}`,
+    '',
+    '| checks | system | all recorded | lost / outcomes | tick (spawn to exit) | API requests per check (total) | checker pods created (deleted) | checker pod create to start | peak memory | load average before → after |',
+    '|---:|---|---:|---|---:|---:|---:|---:|---|---|',
+    ...f.rows.map(
+      (x) =>
+        `| ${x.checks} | ${SYSTEM[x.system]} | ${recorded(x)} | ${outcomes(x)} | ${x.tickMs === undefined ? '–' : fmtMs(x.tickMs)} | ${requests(x)} | ${x.checkerPods.created} (${x.checkerPods.deleted}) | ${spread(x.podCreateToStartMs)} | ${memory(x)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
+    ),
+    '',
+    ...ratios(f.rows),
+    ...(f.notes?.length ? ['', ...f.notes.map((n) => `- ${n}`)] : []),
+    '',
+  ];
+}

@@ -1,0 +1,131 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { kuberhealthyV3Binary } from '@khrun/devkit/local/kuberhealthy-v3.ts';
+import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
+import { kuberhealthyV2Source } from '../integration/helpers/kuberhealthy-v2.ts';
+import { repoRoot } from './bench-cluster.ts';
+import { deployed, type FleetContext } from './fleet-sections.ts';
+import { khrunRow, type RowContext, v3Row } from './fleet-v3.ts';
+import { FLEET_CHECK, FLEET_CHECKS_PER_NAMESPACE, fleetRowNamespaces } from './fleet-v3-checks.ts';
+import type { FleetRow } from './fleet-v3-figures.ts';
+import { declareNodeRoom } from './scale-setup.ts';
+import { fmtMs } from './stats.ts';
+import { removeAll } from './steady-state.ts';
+
+// The fleet beside Kuberhealthy v3 (issue 27 item 2): for each size, khrun's tick and then v3.0.0's
+// controller on the same checks, on the same node, one system at a time. Bounded: a row predicted to
+// overrun the section's time is left out (with a note), and each row ends at its own deadline.
+
+/** The section's time, everything included (KHRUN_BENCH_FLEET_MINUTES, default 45). */
+const BUDGET_MS = (Number(process.env.KHRUN_BENCH_FLEET_MINUTES) || 45) * 60_000;
+/** The longest a row waits for its outcomes. */
+const ROW_MAX_MS = 15 * 60_000;
+
+/** KHRUN_BENCH_FLEET_SIZES ("100,500,1000" by default; quick: 20). */
+function sizes(quick: boolean): number[] {
+  const text = process.env.KHRUN_BENCH_FLEET_SIZES;
+  if (!text) return quick ? [20] : [100, 500, 1000];
+  return text.split(',').map((s) => {
+    const n = Number(s.trim());
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`KHRUN_BENCH_FLEET_SIZES: "${s}" is not a whole number`);
+    return n;
+  });
+}
+
+/**
+ * KHRUN_BENCH_FLEET_PROFILE=1: the spawned tick and every runner write V8 CPU profiles per row into
+ * .khrun/bench-prof/ROW/{tick,runners} (read them with test/bench/cpu-profile.ts).
+ */
+async function profiling(row: string): Promise<Pick<RowContext, 'tickNodeArgs' | 'runnerProfileDir'>> {
+  if (process.env.KHRUN_BENCH_FLEET_PROFILE !== '1') return {};
+  const dir = join(repoRoot, '.khrun/bench-prof', row);
+  await mkdir(join(dir, 'tick'), { recursive: true });
+  await mkdir(join(dir, 'runners'), { recursive: true });
+  return {
+    tickNodeArgs: ['--cpu-prof', '--cpu-prof-dir', join(dir, 'tick')],
+    runnerProfileDir: join(dir, 'runners'),
+  };
+}
+
+export type FleetBesideV3 = Awaited<ReturnType<typeof fleetBesideV3Section>>;
+
+export async function fleetBesideV3Section(ctx: FleetContext) {
+  const startMs = Date.now();
+  const deadline = startMs + BUDGET_MS;
+  const { tickKubeconfig, tickUser } = await deployed(ctx);
+  const plan = sizes(ctx.quick);
+  await declareNodeRoom(ctx.bench.cluster.kubeConfig, Math.max(...plan) + 500);
+  const rowCtx: RowContext = {
+    bench: ctx.bench,
+    moduleDir: (await kuberhealthyV2Source()).moduleDir,
+    dist: ctx.dist,
+    v3Binary: await kuberhealthyV3Binary({ cacheDir: ctx.cacheDir, buildDir: join(repoRoot, 'infra/build') }),
+    tickKubeconfig,
+    tickUser,
+    runnerUser: `system:serviceaccount:${DEPLOY_NAMESPACE}:khrun-runner`,
+    processes: ctx.processes,
+    log: ctx.log,
+    runnerNodeArgs: process.env.KHRUN_BENCH_FLEET_RUNNER_FLAGS?.split(' ').filter(Boolean),
+  };
+  const rows: FleetRow[] = [];
+  const notes: string[] = [];
+  /** The longest a row of each system took so far, per check (setup and cleanup included). */
+  const msPerCheck: Record<string, number> = {};
+  for (const n of plan) {
+    for (const system of ['khrun', 'v3'] as const) {
+      const left = deadline - Date.now();
+      const predicted = (msPerCheck[system] ?? 0) * n;
+      if (predicted > left) {
+        notes.push(
+          `${n} checks under ${system} left out: at ${fmtMs(msPerCheck[system])} a check (its last row, setup and removal included) it would take about ${Math.round(predicted / 60_000)} min, and ${Math.round(left / 60_000)} min of the section's ${BUDGET_MS / 60_000} were left.`,
+        );
+        continue;
+      }
+      ctx.log(`  ${n} checks due at once, ${system}`);
+      const t = Date.now();
+      // Leave a quarter of what is left for the removal and the rows after.
+      const rowMs = Math.min(ROW_MAX_MS, Math.max(60_000, (left * 3) / 4));
+      const rowName = `${system}-${n}`;
+      try {
+        const row =
+          system === 'khrun'
+            ? await khrunRow({ ...rowCtx, ...(await profiling(rowName)) }, n, rowMs)
+            : await v3Row(rowCtx, n, rowMs);
+        rows.push(row);
+        ctx.log(
+          `    ${row.recorded}/${n} recorded, ${row.allRecordedMs !== undefined ? `all after ${fmtMs(row.allRecordedMs)}` : `the last after ${fmtMs(row.lastRecordedMs)}`}; ${row.requests.perCheck.toFixed(1)} requests a check; ${row.checkerPods.created} checker pods`,
+        );
+      } finally {
+        await Promise.all(
+          fleetRowNamespaces(system, n).map(({ namespace }) => removeAll(ctx.bench, namespace)),
+        );
+      }
+      msPerCheck[system] = (Date.now() - t) / n;
+    }
+  }
+  return {
+    how:
+      `For each size, n checks due at once, run by one system alone on the local cluster (the same node, one ` +
+      `process kubelet on this machine's cores), first khrun, then Kuberhealthy v3.0.0; each row's checks ` +
+      `removed before the next. The check: Kuberhealthy v2.7.1's test-check khcheck from its YAML ` +
+      `(REPORT_DELAY ${FLEET_CHECK.reportDelay}: reports at once, with v2.7.1's Go client), runInterval ` +
+      `${FLEET_CHECK.runInterval}, timeout ${FLEET_CHECK.timeout}, ${FLEET_CHECKS_PER_NAMESPACE} to a namespace; ` +
+      `khrun runs it as that khcheck, v3 as the HealthCheck khrun's converter makes of it (v3 runs only ` +
+      `HealthChecks; khrun's tick sends each HealthCheck a runner Job of its own, and batches khchecks). ` +
+      `khrun: infra/deploy applied with its admission policies, one \`khrun tick --first-run-jitter 0s\` (the ` +
+      `bundle, spawned, as the khrun-tick ServiceAccount, default batch size and concurrency) over the row's ` +
+      `namespaces, its runner Jobs run by the Job controller and the process kubelet; time zero is the tick's ` +
+      `spawn. v3: its deploy/kustomize/base Deployment (one replica), built from the Go module proxy, started ` +
+      `once the row's HealthChecks exist, on its own schedule (a HealthCheck that never ran is due); time ` +
+      `zero is its process's start. Recorded: the check's object first seen with an outcome (khstate's ` +
+      `khrun.dev/outcome; HealthCheck's successCount+failureCount) by a watch. Requests (audit log): every ` +
+      `request of the system's ServiceAccounts (khrun-tick and khrun-runner; v3's) from time zero until all ` +
+      `were recorded (khrun: until its last runner Job ended). Checker pods: creates answered 201 by that ` +
+      `identity in the row's namespaces. Peak RSS: v3's VmHWM; the tick's and each runner's maxRSS at exit. ` +
+      `Lost: no outcome at the row's end; not OK: the outcome's first error. The node declares room for ` +
+      `every pod (as in the scale section). n=1 per row.`,
+    notes,
+    rows,
+  };
+}

@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import { rowFigures } from '../bench/fleet-v3-figures.ts';
+import { fleetBesideV3Markdown } from '../bench/fleet-v3-readme.ts';
+import type { AuditRequest } from '../bench/kh-audit.ts';
+import { actorFigure } from '../bench/kh-figures.ts';
+import { kuberhealthyMarkdown } from '../bench/kh-readme.ts';
+
+const req = (atMs: number, over: Partial<AuditRequest> = {}): AuditRequest => ({
+  atMs,
+  user: 'runner',
+  verb: 'get',
+  resource: 'khstates',
+  namespace: 'a',
+  name: 'c0',
+  code: 200,
+  ...over,
+});
+
+describe("a fleet row's figures", () => {
+  const base = {
+    system: 'khrun' as const,
+    n: 3,
+    t0: 1_000,
+    recordedAtMs: 9_000,
+    endMs: 10_000,
+    endedBy: 'all recorded' as const,
+    namespaces: new Set(['a']),
+    users: ['tick', 'runner'],
+    podCreator: 'runner',
+    memory: { tickMiB: 90, runnersMiB: [100, 110] },
+    tickMs: 2_000,
+    runnerJobs: 1,
+    loadAverage: { before: [1, 2, 3], after: [2, 3, 4] },
+  };
+
+  it('times every check from time zero, counts pods created (201 only) and requests by code in the window', () => {
+    const row = rowFigures({
+      ...base,
+      recorded: new Map([
+        ['a/c0', { atMs: 4_000, ok: true }],
+        ['a/c1', { atMs: 6_000, ok: true }],
+        ['a/c2', { atMs: 8_000, ok: false, error: 'timed out waiting' }],
+      ]),
+      requests: [
+        req(-500), // before the window (t0 - 1 s): left out
+        req(1_500, { user: 'tick', verb: 'create' }),
+        req(2_000, { verb: 'create', resource: 'pods', name: 'c0-x', code: 201 }),
+        req(2_100, { verb: 'create', resource: 'pods', name: 'c1-x', code: 201 }),
+        req(2_200, { verb: 'create', resource: 'pods', name: 'c2-x', code: 429 }),
+        req(2_300, { verb: 'create', resource: 'pods', name: 'c2-x', code: 201 }),
+        req(2_400, { verb: 'create', resource: 'pods', name: 'o', namespace: 'other', code: 201 }),
+        req(3_000, { user: 'someone else' }),
+        req(11_000), // after the window
+      ],
+      processes: [
+        { pod: 'a/c0-x', container: 'main', uid: '1', startedAtMs: 2_500, finishedAtMs: 3_000 },
+        { pod: 'a/c1-x', container: 'main', uid: '2', startedAtMs: 3_100, finishedAtMs: 3_500 },
+      ],
+    });
+    expect(row.allRecordedMs).toBe(7_000);
+    expect(row.recordedMs.median).toBe(5_000);
+    expect([row.recorded, row.ok, row.lost]).toEqual([3, 2, 0]);
+    expect(row.notOk).toEqual({ 'timed out waiting': 1 });
+    expect(row.requests.total).toBe(6);
+    expect(row.requests.perCheck).toBe(2);
+    expect(row.requests.byCode).toEqual({ '200': 1, '201': 4, '429': 1 });
+    expect(row.checkerPods).toEqual({ created: 3, deleted: 0, perCheck: 1 });
+    expect(row.podCreateToStartMs.median).toBe(750);
+    expect(row.peakRssMiB.runners?.max).toBe(110);
+  });
+
+  it('leaves the time until all were recorded out when a check has none, and counts it lost', () => {
+    const row = rowFigures({
+      ...base,
+      recorded: new Map([['a/c0', { atMs: 4_000, ok: true }]]),
+      requests: [],
+      processes: [],
+    });
+    expect(row.allRecordedMs).toBeUndefined();
+    expect(row.lastRecordedMs).toBe(3_000);
+    expect(row.lost).toBe(2);
+  });
+
+  it("renders each row and khrun's figures over v3's at the same size", () => {
+    const row = (system: 'khrun' | 'v3', allRecordedMs: number, perCheck: number) => ({
+      ...rowFigures({ ...base, system, recorded: new Map(), requests: [], processes: [] }),
+      allRecordedMs,
+      checks: 100,
+      requests: {
+        total: perCheck * 100,
+        perCheck,
+        byUser: {},
+        byVerb: {},
+        byCode: { '429': system === 'khrun' ? 7 : 0 },
+      },
+    });
+    const text = fleetBesideV3Markdown({
+      fleetBesideV3: {
+        how: 'how',
+        notes: ['a note'],
+        rows: [row('khrun', 50_000, 5), row('v3', 100_000, 15)],
+      },
+    }).join('\n');
+    expect(text).toContain('| 100 | khrun (tick + runner Jobs) | 50.0 s |');
+    expect(text).toContain('5.0 (500, 7 answered 429)');
+    expect(text).toContain(
+      "khrun ÷ v3: 0.50× v3's time until all were recorded, 0.33× its API requests per check",
+    );
+    expect(text).toContain('- a note');
+  });
+});
+
+describe("an actor's figures in the kuberhealthy section", () => {
+  it('leaves the first run out, times the rest from start and from due, and counts requests per outcome in the window', () => {
+    const runs = {
+      'test-check': [
+        { uuid: 'a', startSeenMs: 1_000, outcomeSeenMs: 1_500, ok: true },
+        { uuid: 'b', startSeenMs: 16_100, outcomeSeenMs: 16_400, ok: true },
+        { uuid: 'c', startSeenMs: 31_050, outcomeSeenMs: 31_300, ok: false },
+      ],
+      'pod-status': [],
+      'exit-3': [],
+    };
+    const f = actorFigure({
+      record: 'khstate',
+      user: 'runner',
+      schedule: {
+        kind: 'khrun',
+        fires: { 'test-check': [900, 16_000, 31_000], 'pod-status': [], 'exit-3': [] },
+      },
+      runs,
+      namespaces: { 'test-check': 'a', 'pod-status': 'b', 'exit-3': 'c' },
+      intervalMs: 15_000,
+      requests: [req(1_200), req(16_200), req(16_300), req(31_100), req(40_000)],
+      windowFromMs: 10_000,
+      windowToMs: 35_000,
+    });
+    const c = f.checks['test-check'];
+    expect([c.runs, c.ok]).toEqual([2, 1]);
+    expect(c.startToOutcomeMs.median).toBe(275);
+    expect(c.dueToOutcomeMs.median).toBe(350);
+    expect(f.requests).toMatchObject({ total: 3, finishedRuns: 2, perFinishedRun: 1.5 });
+  });
+
+  it("renders both tables with khrun's median over the peer's", () => {
+    const kind = (median: number) => ({
+      runs: 1,
+      ok: 1,
+      startToOutcomeMs: { n: 1, median, min: median, max: median, iqr: 0 },
+      dueToOutcomeMs: { n: 1, median: median * 2, min: median * 2, max: median * 2, iqr: 0 },
+      dueUnknown: 0,
+    });
+    const actor = (median: number) => ({
+      user: 'u',
+      record: 'khstate' as const,
+      checks: { 'test-check': kind(median), 'pod-status': kind(median), 'exit-3': kind(median) },
+      requests: { total: 10, finishedRuns: 5, perFinishedRun: 2, byVerb: {} },
+    });
+    const pair = {
+      complete: true,
+      loadAverage: { before: [1, 1, 1], after: [2, 2, 2] },
+      windowSeconds: 60,
+      peer: { ...actor(1_000), rssMiB: { n: 1, median: 40, min: 40, max: 40, iqr: 0 }, peakRssMiB: 41 },
+      khrun: {
+        ...actor(500),
+        skippedFires: 0,
+        runnerPeakRssMiB: { n: 1, median: 90, min: 90, max: 90, iqr: 0 },
+      },
+    };
+    const text = kuberhealthyMarkdown({
+      kuberhealthy: {
+        how: 'how',
+        mode: 'full',
+        times: {} as never,
+        targets: {} as never,
+        pairs: { v2: pair, v3: pair },
+      },
+    }).join('\n');
+    expect(text).toContain(
+      "| Kuberhealthy's test-check, reports at once | 1.00 s (1.00 s–1.00 s, n=1) | 500 ms (500 ms–500 ms, n=1) | 0.50× |",
+    );
+    expect(text).toContain('**End to end from the schedule**');
+    expect(text).toContain('| 2.00 s (2.00 s–2.00 s, n=1) | 1.00 s (1.00 s–1.00 s, n=1) | 0.50× |');
+    expect(text).toContain('load average 1 / 1 / 1 before, 2 / 2 / 2 after');
+  });
+});
