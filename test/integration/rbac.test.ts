@@ -70,7 +70,6 @@ const DENIED_TO_ALL: Verb[] = [
   ['create', 'pods', OTHER, { subresource: 'portforward' }],
   ['get', 'pods', OTHER, { subresource: 'proxy' }],
   ['create', 'pods', OTHER, { subresource: 'binding' }],
-  ['get', 'pods', OTHER, { subresource: 'log' }],
   ['deletecollection', 'pods', OTHER],
   // An eviction names only the pod, so no admission policy could hold it: khrun deletes its checker pods.
   ['create', 'pods', OTHER, { subresource: 'eviction' }],
@@ -158,6 +157,8 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['list', 'configmaps', OTHER],
       ['update', 'pods', OTHER],
       ['create', 'pods', OTHER, { subresource: 'exec' }],
+      // Logs are the server's (GET /api/logs), never the runner's.
+      ['get', 'pods', OTHER, { subresource: 'log' }],
     ],
   },
   'khrun-tick': {
@@ -179,6 +180,7 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['update', 'khjobs', OTHER, kh],
       ['get', 'podtemplates', ns, { name: 'other-template' }],
       ['get', 'secrets', ns],
+      ['get', 'pods', OTHER, { subresource: 'log' }],
     ],
   },
   // With the report key (the serve component mounts it) the server takes only signed reports, which name

@@ -7,7 +7,7 @@ import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL } from '../../../../lib/state/reso
 /** One request as the API server's audit log records it (metadata level). */
 export interface AuditEvent {
   verb: string;
-  objectRef?: { resource?: string; namespace?: string; name?: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   /** When the request arrived (RFC 3339, microseconds); a request is part of the process that was up then. */
   requestReceivedTimestamp: string;
