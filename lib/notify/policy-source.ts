@@ -70,6 +70,15 @@ export function policySource(
   }
 
   return {
+    /**
+     * The policy from what needs no request (the check's annotations over the cluster's defaults): enough
+     * to tell a silence or maintenance window when no decision needs the whole policy. Problems are left
+     * to the next full resolve.
+     */
+    light(subject: PolicySubject): Policy {
+      const own = parsePolicyLayer(policyAnnotations(subject.annotations), () => '');
+      return resolvePolicy([config.defaults, own.layer]);
+    },
     async resolve(subject: PolicySubject): Promise<ResolvedPolicy> {
       const ns = await namespaceLayer(subject.namespace);
       const problems: PolicyProblem[] = [];
