@@ -39,7 +39,7 @@ const FIELDS: readonly FieldSpec[] = [
   { name: 'day of week', min: 0, max: 7, names: DAYS, namesFrom: 0 },
 ];
 
-function valueOf(text: string, f: FieldSpec): number | undefined {
+function fieldValue(text: string, f: FieldSpec): number | undefined {
   const i = f.names?.indexOf(text.toUpperCase()) ?? -1;
   if (i >= 0) return i + (f.namesFrom ?? 0);
   if (!/^\d{1,2}$/.test(text)) return undefined;
@@ -60,8 +60,8 @@ function parseField(text: string, f: FieldSpec): Set<number> | string {
     if (range === '*') [from, to] = [f.min, f.max];
     else {
       const [a = '', b] = range.split('-');
-      from = valueOf(a, f);
-      to = b === undefined ? (stepText === undefined ? from : f.max) : valueOf(b, f);
+      from = fieldValue(a, f);
+      to = b === undefined ? (stepText === undefined ? from : f.max) : fieldValue(b, f);
     }
     if (from === undefined || to === undefined || from > to)
       return `"${part}" (${f.name}: ${f.min}-${f.max}${f.names ? ` or ${f.names[0]}-${f.names.at(-1)}` : ''})`;
