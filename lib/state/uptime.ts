@@ -54,6 +54,10 @@ export function readUptime(
 function count(buckets: readonly Counts[], newest: number, at: number, ok: boolean, keep: number) {
   let list = buckets.map((c) => [...c] as Counts);
   let head = newest;
+  if (list.length === 0) {
+    list = [[0, 0]];
+    head = at;
+  }
   if (at > head) {
     const gap = Math.min(at - head, keep);
     for (let i = 0; i < gap; i++) list.push([0, 0]);
