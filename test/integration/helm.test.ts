@@ -23,6 +23,7 @@ import {
   helmTemplate,
   staleFiles,
 } from '../../infra/helm/render-deploy.ts';
+import { notifyConfig } from '../../lib/config/notify-options.ts';
 import { reportKey } from '../../lib/config/report-key.ts';
 import { NO_FLAGS } from '../../lib/config/setting.ts';
 import { isNotFound } from '../../lib/kube/errors.ts';
@@ -105,6 +106,10 @@ describe('the chart', () => {
       ['--set', 'server.enabled=true,runner.reportToServer=true'],
       ['--set', 'server.enabled=true,runner.reportToServer=true,server.reportKey.existingSecret=mine'],
       ['--set', 'server.enabled=true,runner.reportToServer=true,server.allowUnsignedReports=true,mode=sync'],
+      [
+        '--set',
+        'server.enabled=true,notifications.existingSecret=khrun-notify,notifications.key=notify.json',
+      ],
       [
         '--set',
         'namespaces={team-a,team-b}',
@@ -395,6 +400,66 @@ describe('the chart', () => {
     );
     await expect(render(['server.enabled=true', 'runner.reportToServer=true', 'mode=sync'])).rejects.toThrow(
       /runner\.reportToServer needs mode=tick \(or server\.allowUnsignedReports=true\)/,
+    );
+  });
+});
+
+describe('the chart, notifications', () => {
+  it('mounts a notification Secret of yours into the runner PodTemplate, the tick and the server, as the runners read it', async () => {
+    const render = async (set: string[]) =>
+      byKey(await helmTemplate(helmBin, repoRoot, { namespace: 'khrun', set }));
+    type Pod = {
+      volumes?: unknown[];
+      containers: Array<{ env?: Array<{ name: string; value?: string }>; volumeMounts?: unknown[] }>;
+    };
+    const pods = (o: Map<string, KubernetesObject>) => {
+      const get = (k: string) => o.get(k) as unknown as Record<string, any>;
+      return {
+        runner: get('PodTemplate/khrun/khrun-runner').template.spec as Pod,
+        tick: get('CronJob/khrun/khrun-tick').spec.jobTemplate.spec.template.spec as Pod,
+        server: get('Deployment/khrun/khrun-server').spec.template.spec as Pod,
+      };
+    };
+    const set = [
+      'server.enabled=true',
+      'notifications.existingSecret=ops-notify',
+      'notifications.key=notify.json',
+    ];
+    const on = pods(await render(set));
+    const volume = {
+      name: 'notify-config',
+      secret: { secretName: 'ops-notify', items: [{ key: 'notify.json', path: 'notify.json' }] },
+    };
+    const mount = { name: 'notify-config', mountPath: '/etc/khrun/notify', readOnly: true };
+    for (const [what, pod] of Object.entries(on)) {
+      const env = new Map((pod.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+      expect(env.get('KHRUN_NOTIFY_CONFIG_FILE'), what).toBe('/etc/khrun/notify/notify.json');
+      expect(pod.volumes, what).toContainEqual(volume);
+      expect(pod.containers[0]?.volumeMounts, what).toContainEqual(mount);
+    }
+    // As a runner reads it: the mounted key, named by the variable.
+    const dir = await mkdtemp(join(tmpdir(), 'khrun-helm-notify-'));
+    try {
+      await writeFile(
+        join(dir, 'notify.json'),
+        JSON.stringify({ channels: { hook: { type: 'webhook', url: 'https://x.example/h' } } }),
+      );
+      const config = notifyConfig({
+        flags: {},
+        env: { KHRUN_NOTIFY_CONFIG_FILE: join(dir, 'notify.json') },
+        flagLabel: NO_FLAGS,
+      });
+      expect([...(config?.channels.keys() ?? [])]).toEqual(['hook']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // Without it: nothing of it anywhere.
+    const off = pods(await render(['server.enabled=true', 'server.reportKey.existingSecret=k']));
+    for (const [what, pod] of Object.entries(off)) {
+      expect(JSON.stringify(pod), what).not.toContain('notify');
+    }
+    await expect(helm(['lint', chart, '--set', 'notifications.key=../etc/passwd'])).rejects.toThrow(
+      /notifications\/key/,
     );
   });
 });
