@@ -413,11 +413,13 @@ describe('the chart, notifications', () => {
       containers: Array<{ env?: Array<{ name: string; value?: string }>; volumeMounts?: unknown[] }>;
     };
     const pods = (o: Map<string, KubernetesObject>) => {
-      const get = (k: string) => o.get(k) as unknown as Record<string, any>;
+      const get = <T>(k: string) => o.get(k) as unknown as T;
+      type Spec = { template: { spec: Pod } };
       return {
-        runner: get('PodTemplate/khrun/khrun-runner').template.spec as Pod,
-        tick: get('CronJob/khrun/khrun-tick').spec.jobTemplate.spec.template.spec as Pod,
-        server: get('Deployment/khrun/khrun-server').spec.template.spec as Pod,
+        runner: get<Spec>('PodTemplate/khrun/khrun-runner').template.spec,
+        tick: get<{ spec: { jobTemplate: { spec: Spec } } }>('CronJob/khrun/khrun-tick').spec.jobTemplate.spec
+          .template.spec,
+        server: get<{ spec: Spec }>('Deployment/khrun/khrun-server').spec.template.spec,
       };
     };
     const set = [
