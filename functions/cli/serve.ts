@@ -64,6 +64,10 @@ export const serve: CliCommand = {
           'reports, each identified by a pod LIST (else KHRUN_ALLOW_UNSIGNED_REPORTS=true)',
       },
       'no-status': { type: 'boolean', help: 'serve reports only: no status routes, no metrics' },
+      'no-reports': {
+        type: 'boolean',
+        help: 'serve status and metrics only: no report key needed, every report refused',
+      },
       'no-error-label': {
         type: 'boolean',
         help: "drop the metrics' error label (else KHRUN_SUPPRESS_ERROR_LABEL)",

@@ -36,7 +36,7 @@ const CONFIRMATION =
 const PERMISSIONS =
   'Runs with your credentials, not the runner’s: it lists Deployments in every namespace, patches the ' +
   'Kuberhealthy Deployment, watches its pods, lists khchecks and khstates (v3: HealthChecks), updates ' +
-  'khstates (v3: HealthChecks and their status) and removes checker pods (pods/eviction).';
+  'khstates (v3: HealthChecks and their status) and deletes checker pods.';
 
 /** `khrun takeover`: Kuberhealthy v2 to zero, its khstates khrun's. */
 export const takeover: CliCommand = {

@@ -26,20 +26,52 @@ export const DEPLOY_NAMESPACE = 'khrun';
 /** The Secret (key `key`) holding the report key of the kustomization's serve component. */
 export const DEPLOY_REPORT_KEY_SECRET = 'khrun-report-key';
 
+/** The Prometheus Operator's API, which `helm template` (no cluster) is told exists for the monitoring files. */
+export const MONITORING_API = 'monitoring.coreos.com/v1';
+
+/** The values of the kustomization's monitoring component (infra/deploy/components/monitoring). */
+export const DEPLOY_MONITORING_SET = [
+  'monitoring.serviceMonitor.enabled=true',
+  'monitoring.rules.enabled=true',
+  'monitoring.dashboard.enabled=true',
+];
+
+export interface DeployRender {
+  template: string;
+  target: string;
+  set: string[];
+  /** APIs `helm template` is told the cluster serves (--api-versions). */
+  apiVersions?: string[];
+  /** Only the objects of these kinds (a component's patch); default all. */
+  kinds?: string[];
+}
+
 /** Each rendered file of the kustomization: the template and the values that select it. */
-export const DEPLOY_RENDERS: ReadonlyArray<{ template: string; target: string; set: string[] }> = [
+export const DEPLOY_RENDERS: ReadonlyArray<DeployRender> = [
   { template: 'namespace.yaml', target: 'infra/deploy/namespace.yaml', set: ['createNamespace=true'] },
   { template: 'runner.yaml', target: 'infra/deploy/runner.yaml', set: [] },
   { template: 'tick.yaml', target: 'infra/deploy/tick.yaml', set: ['mode=tick'] },
   { template: 'admission.yaml', target: 'infra/deploy/admission.yaml', set: [] },
-  // kustomize cannot make a random key: the component mounts the Secret khrun-report-key that the user
-  // creates first (infra/deploy/components/serve/kustomization.yaml says how).
+  // The server, status and metrics only: kustomize cannot make a random report key.
+  { template: 'serve.yaml', target: 'infra/deploy/serve.yaml', set: ['server.reports=false'] },
+  // The serve component turns its reports on: its Deployment, as a strategic-merge patch over the base's,
+  // mounts the Secret khrun-report-key that the user creates first (its kustomization.yaml says how).
   {
     template: 'serve.yaml',
     target: 'infra/deploy/components/serve/serve.yaml',
-    set: ['server.enabled=true', `server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`],
+    set: [`server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`],
+    kinds: ['Deployment'],
   },
   { template: 'sync.yaml', target: 'infra/deploy/components/sync/sync.yaml', set: ['mode=sync'] },
+  ...['servicemonitor.yaml', 'prometheusrule.yaml', 'dashboard.yaml'].map((template) => ({
+    template,
+    target: `infra/deploy/components/monitoring/${template}`,
+    set: DEPLOY_MONITORING_SET,
+    apiVersions: [MONITORING_API],
+  })),
+  // Its own step, beside infra/deploy rather than in it: it must outlive `kubectl delete -k infra/deploy`
+  // (the chart keeps it across `helm uninstall`), kubernetes/kubernetes#130887.
+  { template: 'parameter-keeper.yaml', target: 'infra/parameter-keeper/keeper.yaml', set: [] },
 ];
 
 /** The CRDs: infra/crds is their home; the chart ships copies (Helm installs crds/ before templates). */
@@ -54,7 +86,13 @@ export const CRD_COPIES: ReadonlyArray<{ source: string; target: string }> = [
 export async function helmTemplate(
   helm: string,
   root: string,
-  args: { set?: string[]; showOnly?: string; namespace?: string; values?: string[] } = {},
+  args: {
+    set?: string[];
+    showOnly?: string;
+    namespace?: string;
+    values?: string[];
+    apiVersions?: string[];
+  } = {},
 ): Promise<string> {
   const argv = [
     'template',
@@ -65,6 +103,7 @@ export async function helmTemplate(
   ];
   for (const s of args.set ?? []) argv.push('--set', s);
   for (const f of args.values ?? []) argv.push('--values', f);
+  for (const api of args.apiVersions ?? []) argv.push('--api-versions', api);
   if (args.showOnly) argv.push('--show-only', `templates/${args.showOnly}`);
   try {
     const { stdout } = await run(helm, argv, { maxBuffer: 16 * 1024 * 1024 });
@@ -79,7 +118,10 @@ export async function helmTemplate(
  * One template's rendering as a kustomization file: Helm's `# Source:` lines replaced by one header that
  * says where the file comes from and how to write it again. Pure.
  */
-export function asDeployFile(rendered: string, render: { template: string; set: string[] }): string {
+export function asDeployFile(
+  rendered: string,
+  render: { template: string; set: string[]; kinds?: string[]; apiVersions?: string[] },
+): string {
   const docs = rendered
     .split(/^---\s*$/m)
     .map((doc) =>
@@ -89,8 +131,11 @@ export function asDeployFile(rendered: string, render: { template: string; set: 
         .join('\n')
         .trim(),
     )
-    .filter((doc) => doc.length > 0);
-  const values = render.set.length ? ` with ${render.set.join(', ')}` : '';
+    .filter((doc) => doc.length > 0)
+    .filter((doc) => !render.kinds || render.kinds.includes(/^kind: (\S+)$/m.exec(doc)?.[1] ?? ''));
+  const settings = [...render.set, ...(render.apiVersions ?? []).map((api) => `--api-versions ${api}`)];
+  const only = render.kinds ? ` (its ${render.kinds.join(', ')} only)` : '';
+  const values = (settings.length ? ` with ${settings.join(', ')}` : '') + only;
   const header =
     `# Generated from ${CHART_DIR}/templates/${render.template}${values}: edit the template, then\n` +
     '# run `npx tsx infra/helm/render-deploy.ts`.\n';
@@ -104,7 +149,11 @@ export async function renderedFiles(
 ): Promise<Array<{ path: string; text: string }>> {
   const files: Array<{ path: string; text: string }> = [];
   for (const r of DEPLOY_RENDERS) {
-    const rendered = await helmTemplate(helm, root, { set: r.set, showOnly: r.template });
+    const rendered = await helmTemplate(helm, root, {
+      set: r.set,
+      showOnly: r.template,
+      apiVersions: r.apiVersions,
+    });
     files.push({ path: r.target, text: asDeployFile(rendered, r) });
   }
   for (const c of CRD_COPIES)

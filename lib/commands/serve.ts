@@ -183,8 +183,14 @@ async function serveUntilSignal(
     scope,
     ...(trigger ? { trigger: TRIGGER_PATH, reportingUrl } : {}),
   });
+  // No key and unsigned refused: `--no-reports` (serve-options.ts), a status server.
+  const reports = opts.reportKey !== undefined || opts.unsigned !== 'refuse';
+  const base = serve.url.slice(0, -REPORT_PATH.length);
   opts.write(
-    `khrun serve: reports at ${serve.url} for ${scope}; status at /, /status and /metrics; health at /healthz and /readyz` +
+    (reports
+      ? `khrun serve: reports at ${serve.url} for ${scope}; status at /, /status and /metrics`
+      : `khrun serve: status at ${base}/, /status and /metrics for ${scope}; no reports taken (--no-reports)`) +
+      '; health at /healthz and /readyz' +
       (trigger
         ? `; runs triggered at POST ${TRIGGER_PATH} (bearer token), their pods reporting to ${reportingUrl}`
         : ''),

@@ -12,11 +12,18 @@ import { ConfigError } from './config-error.ts';
 import { cliKube, type KubeconfigFlags } from './kubeconfig.ts';
 import { metricsOptions } from './metrics-options.ts';
 import { namespacesScope } from './namespaces.ts';
-import { nattedUnsignedPolicy, reportKey, requireKeyOrOptIn, unsignedPolicy } from './report-key.ts';
+import {
+  ALLOW_UNSIGNED_ENV,
+  ALLOW_UNSIGNED_FLAG,
+  nattedUnsignedPolicy,
+  reportKey,
+  requireKeyOrOptIn,
+  unsignedPolicy,
+} from './report-key.ts';
 import type { ParameterKeyText } from './report-key-parameter.ts';
 import { runnerSettings } from './run-options.ts';
 import { type ConfigInput, type Env, type Flags, flagSet, NO_FLAGS, setting } from './setting.ts';
-import { httpUrl, integer, port, required, secondsMs } from './values.ts';
+import { bool, httpUrl, integer, port, required, secondsMs } from './values.ts';
 
 /** -n A,B (or the old --namespaces), -A, else KHRUN_NAMESPACES, else all; a Lambda has only the variable. */
 const scopeOf = (input: ConfigInput<Flags>): NamespaceScope => namespacesScope(input, ['KHRUN_NAMESPACES']);
@@ -32,6 +39,8 @@ export interface ServeFlags extends KubeconfigFlags {
   'request-timeout-seconds'?: string;
   'drain-seconds'?: string;
   'no-status'?: boolean;
+  /** Status and metrics only: no report key needed, every report refused. */
+  'no-reports'?: boolean;
   'no-error-label'?: boolean;
   'error-label-max-bytes'?: string;
   /** Start without a report key: unsigned reports only (else KHRUN_ALLOW_UNSIGNED_REPORTS=true). */
@@ -46,7 +55,8 @@ export interface ServeOptions {
   identity: string;
   /**
    * KHRUN_REPORT_KEY(_FILE): checks the signed reporting URLs runners (and the trigger) hand out. Required:
-   * undefined only when unsigned reports were chosen (--allow-unsigned-reports, KHRUN_ALLOW_UNSIGNED_REPORTS).
+   * undefined only when unsigned reports were chosen (--allow-unsigned-reports, KHRUN_ALLOW_UNSIGNED_REPORTS)
+   * or no reports are taken (--no-reports).
    */
   reportKey: ReportKey | undefined;
   /** KHRUN_REPORT_UNSIGNED: refuse (default with a key), header, or header-and-ip (default without). */
@@ -165,11 +175,55 @@ function triggerOptions(
   return { token, maxRuns, maxWaitMs, reportTo, reportKey: key, ...run };
 }
 
+/**
+ * --no-reports: a status server that takes no report, so needs no report key (the kustomization's default,
+ * where nothing can make the key Secret). Every report is refused without an API request (no key, unsigned
+ * refused: authorize-report.ts). Refused with a key or unsigned reports configured, which would say the
+ * opposite, with the status routes off (nothing left to serve), and with the run trigger (its checker pods
+ * report to this server).
+ */
+function noReports(input: ConfigInput<ServeFlags>, key: ReportKey | undefined): void {
+  const problem = (what: string) => `cannot be combined with ${what}: this server would take no reports`;
+  if (key) {
+    throw new ConfigError({
+      setting: '--no-reports',
+      problem: problem('a report key (KHRUN_REPORT_KEY_FILE or KHRUN_REPORT_KEY)'),
+      remedy: 'drop --no-reports to take signed reports, or unset the key',
+    });
+  }
+  if (flagSet(input, ALLOW_UNSIGNED_FLAG) || bool(setting(input, { env: [ALLOW_UNSIGNED_ENV] }), false)) {
+    throw new ConfigError({
+      setting: '--no-reports',
+      problem: problem(`--${ALLOW_UNSIGNED_FLAG} (${ALLOW_UNSIGNED_ENV})`),
+      remedy: 'choose one of them',
+    });
+  }
+  if (flagSet(input, 'no-status')) {
+    throw new ConfigError({
+      setting: '--no-reports',
+      problem: 'and --no-status leave nothing to serve',
+      remedy: 'drop one of them',
+    });
+  }
+  const token = ['KHRUN_TRIGGER_TOKEN_FILE', 'KHRUN_TRIGGER_TOKEN'].find(
+    (name) => setting(input, { env: [name] }).text !== undefined,
+  );
+  if (token) {
+    throw new ConfigError({
+      setting: '--no-reports',
+      problem: `cannot be combined with the run trigger (${token} is set): checker pods of triggered runs report to this server`,
+      remedy: `drop --no-reports (and give the server the report key), or unset ${token}`,
+    });
+  }
+}
+
 /** `khrun serve`: the report endpoint (and status routes) as a long-running server. */
 export function serveOptions(input: ConfigInput<ServeFlags>): ServeOptions {
   const timeout = setting(input, { flags: ['request-timeout-seconds'] });
   const host = setting(input, { flags: ['host'], env: ['KHRUN_SERVE_HOST'] }).text ?? '0.0.0.0';
   const key = reportKey(input);
+  const reports = !flagSet(input, 'no-reports');
+  if (!reports) noReports(input, key);
   const options: Omit<ServeOptions, 'kc'> = {
     scope: scopeOf(input),
     host,
@@ -180,7 +234,7 @@ export function serveOptions(input: ConfigInput<ServeFlags>): ServeOptions {
     }),
     identity: identity(input, 'khrun-serve'),
     reportKey: key,
-    unsigned: unsignedPolicy(input, { key, natted: false }),
+    unsigned: reports ? unsignedPolicy(input, { key, natted: false }) : 'refuse',
     maxBodyBytes: integer(setting(input, { flags: ['max-body-bytes'] }), { min: 1, what: 'bytes' }),
     requestTimeoutMs: timeout.text === undefined ? undefined : secondsMs(timeout, { defaultSeconds: 30 }),
     drainMs: secondsMs(setting(input, { flags: ['drain-seconds'] }), { defaultSeconds: 10, allowZero: true }),
@@ -190,7 +244,7 @@ export function serveOptions(input: ConfigInput<ServeFlags>): ServeOptions {
     logLevel: logLevel(input),
   };
   const kc = cliKube(input).kc;
-  requireKeyOrOptIn(input, key, { hasFlag: true, parameter: false });
+  if (reports) requireKeyOrOptIn(input, key, { hasFlag: true, parameter: false });
   return { ...options, kc };
 }
 

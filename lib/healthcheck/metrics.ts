@@ -1,5 +1,5 @@
 import type { Counter, Gauge } from 'prom-client';
-import { readConsecutiveFailures } from '../state/khstate.ts';
+import { readConsecutiveFailures, readDispatchClaim } from '../state/khstate.ts';
 import { type OutcomeTotals, readTotals } from '../state/totals.ts';
 import type { HealthCheck } from './resources.ts';
 import { stateViewOf } from './state-view.ts';
@@ -27,6 +27,8 @@ export interface HealthCheckFamilies {
   outcomes: Counter<string>;
   lastRun: Gauge<string>;
   interval: Gauge<string>;
+  timeout: Gauge<string>;
+  lastDispatch: Gauge<string>;
 }
 
 /**
@@ -79,6 +81,10 @@ export function addHealthCheckSeries(
     }
     if (s.lastRunUnix > 0) families.lastRun.set(labels, s.lastRunUnix);
     if (detail.runIntervalSeconds) families.interval.set(labels, detail.runIntervalSeconds);
+    if (detail.timeoutSeconds) families.timeout.set(labels, detail.timeoutSeconds);
+    // The tick's dispatch claim is a khrun.dev annotation on the HealthCheck itself (lib/schedule).
+    const dispatch = readDispatchClaim(view);
+    if (dispatch) families.lastDispatch.set(labels, dispatch.atMs / 1000);
     histogram.push({ labels, totals });
   }
   return histogram;

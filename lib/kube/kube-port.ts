@@ -10,10 +10,10 @@ import {
   type KhState,
 } from '../state/resources.ts';
 import { createPodOnce } from './create-pod.ts';
-import { classifyApiError, isConflict, isNotFound, WriteConflict } from './errors.ts';
-import { afterEvictionError, type PodRemoval } from './eviction-fallback.ts';
+import { classifyApiError, isNotFound, WriteConflict } from './errors.ts';
 import type { KubeClient } from './kube-client.ts';
 import { runListWatch } from './list-watch.ts';
+import { deletePodGracefully, type PodRemoval } from './pod-removal.ts';
 import type { KubePort, ListedPods } from './port.ts';
 import { isTooManyRequests, retryTransient, THROTTLED_MS } from './transient.ts';
 
@@ -137,40 +137,8 @@ export function kubePort(client: KubeClient): KubePort {
         return conflictOr(error);
       }
     },
-    async removePod(namespace, name, uid): Promise<PodRemoval> {
-      // The uid precondition makes the API server refuse (409) to remove a pod that only shares the name.
-      const preconditions = uid ? { preconditions: { uid } } : undefined;
-      try {
-        await core.createNamespacedPodEviction({
-          name,
-          namespace,
-          body: {
-            apiVersion: 'policy/v1',
-            kind: 'Eviction',
-            metadata: { name, namespace },
-            ...(preconditions ? { deleteOptions: preconditions } : {}),
-          },
-        });
-        return { kind: 'evicted' };
-      } catch (error) {
-        // Deleting instead only where eviction is not served: a budget's 429 or a 403 keeps the pod.
-        const next = afterEvictionError(error, { pod: name, uidPrecondition: uid !== undefined });
-        if (next.kind === 'rethrow') throw error;
-        if (next.kind !== 'delete') return next;
-        try {
-          await core.deleteNamespacedPod({
-            name,
-            namespace,
-            ...(preconditions ? { body: preconditions } : {}),
-          });
-          return { kind: 'deleted', why: next.why };
-        } catch (deleteError) {
-          if (isNotFound(deleteError) || (uid !== undefined && isConflict(deleteError)))
-            return { kind: 'gone' };
-          throw deleteError;
-        }
-      }
-    },
+    // A graceful delete, never an eviction: pod-removal.ts says why.
+    removePod: (namespace, name, uid): Promise<PodRemoval> => deletePodGracefully(core, namespace, name, uid),
     async watchRun({ namespace, checkName, runUuid, signal, onChange, onInterruption, ...how }) {
       const watchState = how.watchState ?? true;
       // From a list of the check's pods (check-name label): the same selector, the run's pods picked here.

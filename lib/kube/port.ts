@@ -1,6 +1,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { KhCheck, KhState } from '../state/resources.ts';
-import type { PodRemoval } from './eviction-fallback.ts';
+import type { PodRemoval } from './pod-removal.ts';
 
 /**
  * What a khstate write does, as its caller declares it: 'claim' takes the check's run slot for this
@@ -40,10 +40,10 @@ export interface KubePort {
   /** Creates the pod; throws WriteConflict when the name is taken. */
   createPod(pod: V1Pod): Promise<V1Pod>;
   /**
-   * Evicts a pod (respecting disruption budgets); deletes it instead only where the API server does not
-   * serve eviction. A budget's 429 or a forbidden eviction (403) keeps the pod: the result says so
-   * (`kept`), for the caller to log and a later clean-up to retry. A missing pod is `gone`. With uid, only
-   * that very pod: a pod of the same name created since (a replacement) is left alone.
+   * Deletes a checker pod gracefully (its own grace period), never by eviction (kube/pod-removal.ts says
+   * why). A refused delete (403, 429) keeps the pod: the result says so (`kept`), for the caller to log and
+   * a later clean-up to retry. A missing pod is `gone`. With uid, only that very pod: a pod of the same name
+   * created since (a replacement) is left alone.
    */
   removePod(namespace: string, name: string, uid?: string): Promise<PodRemoval>;
   /**

@@ -39,6 +39,14 @@ export function authorizeReport(
   request: { headerUuid: string | undefined; sourceIp: string | undefined; nowMs: number },
 ): Authorization {
   if (path.kind === 'malformed') return { ok: false, reason: path.reason };
+  if (!access.key && access.unsigned === 'refuse') {
+    return {
+      ok: false,
+      reason:
+        'this server takes no reports (`khrun serve --no-reports`: status and metrics only); checker pods ' +
+        "report to their runner, or to a server that has the runners' report key",
+    };
+  }
   if (path.kind === 'signed') {
     const { run } = path;
     if (!access.key) {

@@ -68,7 +68,12 @@ export async function acquireRun(
       }
       let base = state ?? newKhState(check.name, check.namespace);
       if (decision.kind === 'close-stale') {
-        const ctx = { nowMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
+        const ctx = {
+          nowMs,
+          runner: opts.runner,
+          runIntervalMs: check.runIntervalMs,
+          timeoutMs: check.timeoutMs,
+        };
         ({ closed, next: base } = await closeStale(deps, check, base, decision.run, ctx));
       }
       const run = newRun(deps, check, nowMs, opts);

@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { buildCheckerPod } from '../check/pod-builder.ts';
 import { isRunPod } from '../check/run-label.ts';
-import { WriteConflict } from '../kube/errors.ts';
+import { apiErrorMessage, WriteConflict } from '../kube/errors.ts';
 import type { ActiveRun } from '../state/khstate.ts';
 import type { ValidCheck } from '../state/resources.ts';
 import type { AcquireDeps } from './acquire-deps.ts';
@@ -117,7 +117,8 @@ async function createCheckerPod(
       if (error instanceof WriteConflict) continue;
       const status = (error as { code?: number }).code;
       if (status === 422 || status === 400 || status === 403) {
-        const message = String((error as Error).message ?? error).split('\n')[0];
+        // The Status message: an admission policy's refusal says what it refused and how to allow it.
+        const message = apiErrorMessage(error).split('\n')[0];
         return { kind: 'failed', reason: `failed to create pod for checker: ${message}` };
       }
       throw error;

@@ -62,7 +62,12 @@ export function writeOutcome(
         : holding.state;
       const final = reconcileWithReport(outcome, state, run);
       const atMs = deps.clock.nowMs();
-      const ctx = { nowMs: atMs, runner: opts.runner, runIntervalMs: check.runIntervalMs };
+      const ctx = {
+        nowMs: atMs,
+        runner: opts.runner,
+        runIntervalMs: check.runIntervalMs,
+        timeoutMs: check.timeoutMs,
+      };
       const recorded = recordOutcome(state, run, final, ctx);
       const next = deps.notify
         ? await deps.notify.decide(recorded, notified(check, run, final, atMs, opts.runner))

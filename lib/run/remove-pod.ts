@@ -1,13 +1,13 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { isRunPod } from '../check/run-label.ts';
 import type { Log } from '../core/log.ts';
-import type { PodRemoval } from '../kube/eviction-fallback.ts';
+import type { PodRemoval } from '../kube/pod-removal.ts';
 import type { KubePort } from '../kube/port.ts';
 
 /**
- * Removes one checker pod through the port (eviction; delete only where eviction is not served) and logs
- * a pod that stays: a disruption budget's 429 or a forbidden eviction is not overridden, so the pod is
- * left to the next clean-up of its check (or its own end).
+ * Removes one checker pod through the port (a graceful delete, never an eviction: lib/kube/pod-removal.ts
+ * says why) and logs a pod that stays: a refused delete (403, 429) is left to the next clean-up of its check
+ * (or its own end). A pod already gone is a success.
  */
 export async function removeCheckerPod(
   deps: { kube: KubePort; log: Log },
@@ -18,7 +18,6 @@ export async function removeCheckerPod(
   const removal = await deps.kube.removePod(namespace, name, uid);
   if (removal.kind === 'kept')
     deps.log.warn('checker pod left in place', { pod: name, status: removal.status, why: removal.why });
-  else if (removal.kind === 'deleted') deps.log.info('checker pod deleted', { pod: name, why: removal.why });
   return removal;
 }
 

@@ -15,6 +15,8 @@ export interface RecordContext {
   runner: string;
   /** The khcheck's runInterval, kept with the totals so staleness can be judged from the khstate alone. */
   runIntervalMs?: number;
+  /** The khcheck's timeout, kept beside runIntervalMs: a run is overdue after both have passed. */
+  timeoutMs?: number;
   historyBounds?: HistoryBounds;
 }
 
@@ -48,6 +50,7 @@ export function withResult(
       durationMs: outcome.durationMs,
       atMs: ctx.nowMs,
       runIntervalMs: ctx.runIntervalMs,
+      timeoutMs: ctx.timeoutMs,
     }),
     // A skipped run measured nothing: not counted in the availability.
     uptime:

@@ -22,6 +22,8 @@ export interface OutcomeTotals {
   lastSuccessMs?: number;
   /** The khcheck's runInterval when the last outcome was recorded, so staleness can be judged. */
   runIntervalMs?: number;
+  /** The khcheck's timeout when the last outcome was recorded: with runIntervalMs, when a run is overdue. */
+  timeoutMs?: number;
   /** Non-cumulative counts per bucket, keyed by upper bound ("1", "5", ..., "+Inf"). */
   durationBuckets: Record<string, number>;
   durationSumSeconds: number;
@@ -65,6 +67,8 @@ export function parseTotals(text: string | undefined): OutcomeTotals {
   if (lastSuccessMs !== undefined) totals.lastSuccessMs = lastSuccessMs;
   const runIntervalMs = optionalMs(raw.runIntervalMs);
   if (runIntervalMs !== undefined) totals.runIntervalMs = runIntervalMs;
+  const timeoutMs = optionalMs(raw.timeoutMs);
+  if (timeoutMs !== undefined) totals.timeoutMs = timeoutMs;
   const buckets = (raw.durationBuckets ?? {}) as Record<string, unknown>;
   for (const key of BUCKET_KEYS) totals.durationBuckets[key] = count(buckets[key]);
   const sum = raw.durationSumSeconds;
@@ -94,10 +98,17 @@ export function bucketOf(seconds: number): string {
  */
 export function addOutcome(
   totals: OutcomeTotals,
-  outcome: { kind: OutcomeKind; durationMs: number; atMs: number; runIntervalMs?: number },
+  outcome: {
+    kind: OutcomeKind;
+    durationMs: number;
+    atMs: number;
+    runIntervalMs?: number;
+    timeoutMs?: number;
+  },
 ): OutcomeTotals {
   const next: OutcomeTotals = { ...totals, durationBuckets: { ...totals.durationBuckets } };
   if (outcome.runIntervalMs !== undefined) next.runIntervalMs = outcome.runIntervalMs;
+  if (outcome.timeoutMs !== undefined) next.timeoutMs = outcome.timeoutMs;
   switch (outcome.kind) {
     case OutcomeKind.Succeeded:
       next.succeeded += 1;

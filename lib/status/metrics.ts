@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Metric, Registry } from 'prom-client';
 import { addHealthCheckSeries } from '../healthcheck/metrics.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
-import { readConsecutiveFailures } from '../state/khstate.ts';
+import { readConsecutiveFailures, readDispatchClaim } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import {
   DURATION_BUCKETS_SECONDS,
@@ -142,6 +142,18 @@ export async function renderMetrics(states: readonly KhState[], input: RenderMet
     labelNames: checkNames,
     registers,
   });
+  const timeout = new Gauge({
+    name: 'kuberhealthy_check_timeout_seconds',
+    help: "The check's timeout when its last result was recorded; overdue after run interval plus timeout (khrun)",
+    labelNames: checkNames,
+    registers,
+  });
+  const lastDispatch = new Gauge({
+    name: 'kuberhealthy_check_last_dispatch_timestamp_seconds',
+    help: 'When the tick last sent the check to a runner, as Unix time (khrun; absent in sync mode)',
+    labelNames: checkNames,
+    registers,
+  });
   const histogramSeries: { labels: CheckLabels; totals: OutcomeTotals }[] = [];
 
   for (const [key, details] of Object.entries(status.CheckDetails)) {
@@ -176,11 +188,26 @@ export async function renderMetrics(states: readonly KhState[], input: RenderMet
     }
     if (Number.isFinite(lastRunMs)) lastRun.set(labels, lastRunMs / 1000);
     if (totals.runIntervalMs !== undefined) interval.set(labels, totals.runIntervalMs / 1000);
+    if (totals.timeoutMs) timeout.set(labels, totals.timeoutMs / 1000);
+    const dispatch = readDispatchClaim(state);
+    if (dispatch) lastDispatch.set(labels, dispatch.atMs / 1000);
     histogramSeries.push({ labels, totals });
   }
   histogramSeries.push(
     ...addHealthCheckSeries(
-      { check, duration, failures, sinceSuccess, successes, failuresTotal, outcomes, lastRun, interval },
+      {
+        check,
+        duration,
+        failures,
+        sinceSuccess,
+        successes,
+        failuresTotal,
+        outcomes,
+        lastRun,
+        interval,
+        timeout,
+        lastDispatch,
+      },
       input.healthChecks ?? [],
       {
         namespaces: input.namespaces,

@@ -1,6 +1,6 @@
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { KhStateStore } from '../kube/cas.ts';
-import type { PodRemoval } from '../kube/eviction-fallback.ts';
+import type { PodRemoval } from '../kube/pod-removal.ts';
 import type { KhCheck, KhState } from '../state/resources.ts';
 import type { KuberhealthyInstall, TakeoverRecord } from './installations.ts';
 

@@ -260,7 +260,7 @@ export async function lambdaSection(ctx: FleetContext) {
         { checkSeconds: 60, batch: 25, invocations: 2 },
       ];
   return measureLambdaCost(ctx.bench, cases, {
-    dist: ctx.dist,
     goChecker: await goCheckerBinary(ctx.cacheDir),
+    coldStartRounds: ctx.quick ? 2 : 5,
   });
 }

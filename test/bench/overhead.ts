@@ -13,7 +13,7 @@ import { repoRoot } from './bench-cluster.ts';
  * The most API requests (the runner's identity, by the API server's audit log) one run of a check that
  * reports at once may cost when `khrun run` hosts the report endpoint (issue 15, point 3): get the khcheck,
  * get and update the khstate (the claim), one list of the check's pods (clears earlier pods and starts the
- * pod watch), the eviction of the oldest finished pod beyond the kept ones, create the pod, watch pods, one
+ * pod watch), the delete of the oldest finished pod beyond the kept ones, create the pod, watch pods, one
  * khstate update (the report, recorded as the outcome in-process), one Event. The bench reports it beside
  * the measured figure and never fails on it; test/unit/run-cost.test.ts holds the engine to it.
  */

@@ -322,10 +322,11 @@ function lambda(r: Results): string[] {
   const l = r.lambdaCost as LambdaCostResult | undefined;
   if (!l) return [];
   const gb = (x: number | undefined) => num(x, 4);
+  const mem = l.maxMemoryUsedMiB;
   const lines = [
     '### Lambda cost per run',
     '',
-    `${l.how}. Memory: runCheck ${l.memoryMb.runCheck} MB, report ${l.memoryMb.report} MB (serverless.yml). A cold start adds the init phase once per execution environment: import of the runCheck bundle ${fmtMs(l.initMs.runCheck.median)}, of the report bundle ${fmtMs(l.initMs.report.median)} (median, n=${l.initMs.runCheck.n}).`,
+    `${l.how}. Memory: runCheck ${l.memoryMb.runCheck} MB, report ${l.memoryMb.report} MB (serverless.yml)${mem ? `; Max Memory Used (the runtime process's peak RSS): runCheck ${num(mem.runCheck.max)} MiB, report ${num(mem.report.max)} MiB (the highest of n=${mem.runCheck.n} and n=${mem.report.n} environments)` : ''}.`,
     '',
     '| check | checks per invocation | n | runCheck duration (median, min, max) | report duration per check (median) | GB-s per invocation (median) | **GB-s per check run** (runCheck share + report) |',
     '|---|---:|---:|---:|---:|---:|---:|',
@@ -335,7 +336,27 @@ function lambda(r: Results): string[] {
       `| reports after ${c.checkSeconds} s | ${c.batch} | ${c.runCheckMs.n} | ${fmtMs(c.runCheckMs.median)}, ${fmtMs(c.runCheckMs.min)}, ${fmtMs(c.runCheckMs.max)} | ${fmtMs(c.reportMs.median)} (n=${c.reportMs.n}) | ${gb(c.runCheckGbSeconds.median)} | **${gb(c.gbSecondsPerCheck)}** |`,
     );
   }
-  return [...lines, ''];
+  lines.push('');
+  const cold = l.coldStart;
+  const fns = (['runCheck', 'tick', 'trigger', 'report', 'status'] as const).filter((f) => cold?.[f]);
+  if (cold && fns.length) {
+    lines.push(
+      '#### Cold starts',
+      '',
+      `${cold.how}. The difference is what a cold start adds; Lambda bills it (the init phase) once per execution environment.`,
+      '',
+      '| function | n | first invocation (median, min, max) | warm invocation (median, min, max) | billed duration, first / warm (median) |',
+      '|---|---:|---:|---:|---:|',
+    );
+    for (const f of fns) {
+      const c = cold[f]!;
+      lines.push(
+        `| ${f} | ${c.firstMs.n} | ${fmtMs(c.firstMs.median)}, ${fmtMs(c.firstMs.min)}, ${fmtMs(c.firstMs.max)} | ${fmtMs(c.warmMs.median)}, ${fmtMs(c.warmMs.min)}, ${fmtMs(c.warmMs.max)} | ${fmtMs(c.firstDurationMs.median)} / ${fmtMs(c.warmDurationMs.median)} |`,
+      );
+    }
+    lines.push('');
+  }
+  return lines;
 }
 
 function other(r: Results): string[] {

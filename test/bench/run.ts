@@ -209,7 +209,7 @@ try {
   }
 
   if (measures('lambda-cost')) {
-    log('Lambda cost: the runCheck and report bundles invoked in a stand-in runtime');
+    log("Lambda cost: the functions in AWS's Runtime Interface Emulator with aws-lambda-ric");
     await timed(
       'lambda-cost',
       () => lambdaSection(fleet),

@@ -4,6 +4,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
   type V1CronJob,
@@ -31,6 +32,7 @@ import { batchJobMetadata, runBatchJobSpec } from '../../lib/schedule/batch-job.
 import { checkCronJob } from '../../lib/schedule/check-cronjob.ts';
 import { DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
 import type { KhCheck, ValidCheck } from '../../lib/state/resources.ts';
+import { pollUntil } from './helpers/admission.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace, uniqueName } from './helpers/cluster.ts';
 import { applyDeploy, DEPLOY_NAMESPACE, serviceAccountKubeConfig } from './helpers/deploy.ts';
 import { createCheck } from './helpers/khrun.ts';
@@ -54,6 +56,12 @@ beforeAll(async () => {
   await applyDeploy({ name: 'admission', components: ['sync'], suspend: ['khrun-sync'] });
   checks = await freshNamespace(admin, 'vap');
   const core = admin.makeApiClient(CoreV1Api);
+  // Checks here may use the namespace's ServiceAccounts (an admin allowed it, policy 1c), so a pod with
+  // another ServiceAccount meets the rules tried here alone; admission-credentials.test.ts tries policy 1c.
+  await core.patchNamespace(
+    { name: checks, body: { metadata: { labels: { 'khrun.dev/checker-credentials': 'allowed' } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   // A ServiceAccount more powerful than the runner's, which a khcheck could name; and a pod that is no
   // checker pod (a workload of the namespace) for the runner to try to delete.
   await core.createNamespacedServiceAccount({ namespace: checks, body: { metadata: { name: 'powerful' } } });
@@ -409,7 +417,7 @@ describe('the runner may create and delete only checker pods of khchecks', () =>
     }
   });
 
-  it("refuses deleting or evicting pods that are not checker pods, and kube-system's", async () => {
+  it("refuses deleting pods that are not checker pods, and kube-system's", async () => {
     const core = runner.makeApiClient(CoreV1Api);
     const workload = await createUnscheduled(checks, 'workload');
     const system = await createUnscheduled('kube-system', uniqueName('victim'));
@@ -420,26 +428,87 @@ describe('the runner may create and delete only checker pods of khchecks', () =>
       expect(
         await refusal(core.deleteNamespacedPod({ namespace: 'kube-system', name: system, dryRun: DRY })),
       ).toMatch(REFUSED);
-      expect(
-        await refusal(
-          core.createNamespacedPodEviction({
-            namespace: 'kube-system',
-            name: system,
-            dryRun: DRY,
-            body: {
-              apiVersion: 'policy/v1',
-              kind: 'Eviction',
-              metadata: { name: system, namespace: 'kube-system' },
-            },
-          }),
-        ),
-      ).toMatch(REFUSED);
     } finally {
       await admin
         .makeApiClient(CoreV1Api)
         .deleteNamespacedPod({ namespace: 'kube-system', name: system, gracePeriodSeconds: 0 })
         .catch(() => undefined);
     }
+  });
+
+  // An Eviction names only the pod: no policy sees whose pod it is, and the API server deletes the evicted
+  // pod without admitting that deletion. Before khrun removed its pods by DELETE, the runner's token could
+  // evict any pod outside kube-system, kube-public and kube-node-lease; now no role grants pods/eviction,
+  // and policy 3 refuses it even where another binding does.
+  const evict = (kc: KubeConfig, namespace: string, name: string) =>
+    kc.makeApiClient(CoreV1Api).createNamespacedPodEviction({
+      namespace,
+      name,
+      body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } },
+    });
+  const present = async (namespace: string, name: string) => {
+    const pod = await admin
+      .makeApiClient(CoreV1Api)
+      .readNamespacedPod({ namespace, name })
+      .catch(() => undefined);
+    return pod !== undefined && !pod.metadata?.deletionTimestamp;
+  };
+
+  it('refuses the runner an eviction of a pod that is no checker pod (403, RBAC), for real', async () => {
+    const victim = await createUnscheduled(checks, 'evict-victim');
+    const answer = await refusal(evict(runner, checks, victim));
+    expect(answer).toMatch(/^403 .*cannot create resource \\?"pods\/eviction\\?"/s);
+    expect(await present(checks, victim)).toBe(true);
+    // Nor a checker pod khrun made: khrun deletes those (policy 3), it never evicts.
+    const body = checkerPod();
+    body.metadata!.name = 'evict-checker';
+    body.spec!.nodeName = NOWHERE;
+    await admin.makeApiClient(CoreV1Api).createNamespacedPod({ namespace: checks, body });
+    expect(await refusal(evict(runner, checks, 'evict-checker'))).toMatch(/^403 /);
+    expect(await present(checks, 'evict-checker')).toBe(true);
+  });
+
+  it('refuses the runner every eviction even where an admin granted pods/eviction (policy 3)', async () => {
+    const victim = await createUnscheduled(checks, 'evict-granted');
+    const rbacApi = admin.makeApiClient(RbacAuthorizationV1Api);
+    const name = 'extra-eviction';
+    await rbacApi.createNamespacedRole({
+      namespace: checks,
+      body: {
+        metadata: { name },
+        rules: [{ apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] }],
+      },
+    });
+    await rbacApi.createNamespacedRoleBinding({
+      namespace: checks,
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ kind: 'ServiceAccount', name: 'khrun-runner', namespace: ns }],
+      },
+    });
+    // RBAC now lets the runner evict here (the authorizer's cache has the binding once this review says so).
+    const mayEvict = async () =>
+      (
+        await runner.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+          body: {
+            spec: {
+              resourceAttributes: {
+                verb: 'create',
+                resource: 'pods',
+                subresource: 'eviction',
+                namespace: checks,
+              },
+            },
+          },
+        })
+      ).status?.allowed === true;
+    expect(await pollUntil(mayEvict, 30_000)).toBe(true);
+    const answer = await refusal(evict(runner, checks, victim));
+    expect(answer).toMatch(REFUSED);
+    expect(answer).toContain('khrun-runner-pod-removal');
+    expect(answer).toContain('khrun-runner evicts no pods');
+    expect(await present(checks, victim)).toBe(true);
   });
 
   it('allows deleting a checker pod', async () => {

@@ -140,6 +140,13 @@ beforeAll(async () => {
     { name: opened, body: { metadata: { labels: { 'khrun.dev/privileged-checks': 'allowed' } } } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
   );
+  // The checks here run as a ServiceAccount of their own (RICH), as a user's would: an admin allows the
+  // namespace's credentials to checks (policy 1c), so these routes meet policies 2, 2b, 2c and 1b alone.
+  // admission-credentials.test.ts tries an unlabelled namespace.
+  await core.patchNamespace(
+    { name: checks, body: { metadata: { labels: { 'khrun.dev/checker-credentials': 'allowed' } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
   for (const sa of ['powerful', 'checker'])
     await core.createNamespacedServiceAccount({ namespace: checks, body: { metadata: { name: sa } } });
   check = await validCheck(checks, 'route-check', RICH);
@@ -344,6 +351,14 @@ describe('the runner creates checker pods pinned to their check, running its spe
         p.containers[0]!.envFrom = [{ secretRef: { name: 'admin-token' } }];
       },
     ],
+    [
+      "a token for another audience in a volume named like the API server's token volume",
+      (p) =>
+        void p.volumes!.push({
+          name: 'kube-api-access-cloud',
+          projected: { sources: [{ serviceAccountToken: { audience: 'sts.amazonaws.com', path: 'token' } }] },
+        }),
+    ],
   ])('refuses its checker pod with %s', async (_, mutate) => {
     expect(await refusal(createPod(checkerPod(check, mutate)))).toMatch(REFUSED);
   });
@@ -414,16 +429,85 @@ describe('no checker pod reaches the node unless an admin labelled its namespace
       },
     ],
     [
+      'a gitRepo volume (git run by the kubelet on the node)',
+      (p) => {
+        p.volumes = [{ name: 'repo', gitRepo: { repository: 'https://example.com/x.git' } }];
+        p.containers[0]!.volumeMounts = [{ name: 'repo', mountPath: '/repo' }];
+      },
+    ],
+    [
       'an unconfined seccomp profile',
       (p) => {
         p.securityContext = { seccompProfile: { type: 'Unconfined' } };
+      },
+    ],
+    [
+      "an unconfined AppArmor profile (the pod's)",
+      (p) => {
+        p.securityContext = { appArmorProfile: { type: 'Unconfined' } };
+      },
+    ],
+    [
+      "an unconfined AppArmor profile (a container's)",
+      (p) => {
+        p.containers[0]!.securityContext = { appArmorProfile: { type: 'Unconfined' } };
+      },
+    ],
+    [
+      'the SELinux type of a super-privileged container',
+      (p) => {
+        p.securityContext = { seLinuxOptions: { type: 'spc_t' } };
+      },
+    ],
+    [
+      'an SELinux user',
+      (p) => {
+        p.containers[0]!.securityContext = { seLinuxOptions: { user: 'system_u' } };
+      },
+    ],
+    [
+      'an unsafe sysctl',
+      (p) => {
+        p.securityContext = { sysctls: [{ name: 'kernel.msgmax', value: '65536' }] };
+      },
+    ],
+    [
+      'a node of its choosing (no scheduler, no NoSchedule taints)',
+      (p) => {
+        p.nodeName = 'control-plane';
+      },
+    ],
+    [
+      "a toleration of the control plane's taint",
+      (p) => {
+        p.tolerations = [{ key: 'node-role.kubernetes.io/control-plane', operator: 'Exists' }];
+      },
+    ],
+    [
+      'a toleration of every taint',
+      (p) => {
+        p.tolerations = [{ operator: 'Exists' }];
+      },
+    ],
+    [
+      'the system-node-critical priority (preempting any workload)',
+      (p) => {
+        p.priorityClassName = 'system-node-critical';
       },
     ],
   ])('refuses a pod of a check that does not exist with %s, saying what opens it', async (_, mutate) => {
     const answer = await refusal(createPod(ghostPod(mutate)));
     expect(answer).toMatch(REFUSED);
     expect(answer).toContain('khrun-runner-node-access');
-    expect(answer).toContain('khrun.dev/privileged-checks=allowed');
+    expect(answer).toContain(`kubectl label namespace ${checks} khrun.dev/privileged-checks=allowed`);
+  });
+
+  it('refuses the unconfined AppArmor annotation too (Pod Security reads it as the field)', async () => {
+    const pod = ghostPod(() => {});
+    pod.metadata!.annotations!['container.apparmor.security.beta.kubernetes.io/main'] = 'unconfined';
+    const answer = await refusal(createPod(pod));
+    expect(answer).toMatch(REFUSED);
+    expect(answer).toContain('khrun-runner-node-access');
   });
 
   it('admits the pod of a check that does not exist when it asks for nothing of the node (the garbage collector deletes it)', async () => {
@@ -526,10 +610,16 @@ describe("the policies' parameters cannot be rewritten by the identities they co
       ...silenced.metadata.annotations,
       'notify.khrun.dev/silence': '2030-01-01T00:00:00Z',
     };
-    expect(await refusal(replace(runner, hcApi, silenced))).toMatch(/changes no notify\.khrun\.dev\/ annotation/);
-    const quieted = structuredClone(job) as typeof job & { metadata: { annotations?: Record<string, string> } };
+    expect(await refusal(replace(runner, hcApi, silenced))).toMatch(
+      /changes no notify\.khrun\.dev\/ annotation/,
+    );
+    const quieted = structuredClone(job) as typeof job & {
+      metadata: { annotations?: Record<string, string> };
+    };
     quieted.metadata.annotations = { 'notify.khrun.dev/channels': 'none' };
-    expect(await refusal(replace(runner, jobApi, quieted))).toMatch(/changes no notify\.khrun\.dev\/ annotation/);
+    expect(await refusal(replace(runner, jobApi, quieted))).toMatch(
+      /changes no notify\.khrun\.dev\/ annotation/,
+    );
     expect(await refusal(replace(admin, hcApi, silenced))).toBe('allowed');
   });
 

@@ -203,16 +203,23 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
     expect(after).toEqual(before);
   }, 180_000);
 
-  it('the optional server Deployment serves health and the report endpoint on its pods, signed reports only', async () => {
+  it('the server Deployment serves health, the examples in its metrics and, with the serve component, the report endpoint on its pods, signed reports only', async () => {
     const pods = await waitFor<V1Pod, V1Pod[]>(kc, {
       path: `/api/v1/namespaces/${ns}/pods`,
       labelSelector: 'app.kubernetes.io/component=server',
+      // The pods of the serve component's Deployment (with the key), none left of another: a file that
+      // applied the base before (its server takes no reports) leaves pods that this apply rolls over.
       decide: (items) => {
-        const running = [...items.values()].filter((p) => p.status?.phase === 'Running' && p.status.podIP);
-        return running.length === 2 ? running : undefined;
+        const pods = [...items.values()];
+        const keyed = (p: V1Pod) => p.spec?.volumes?.some((v) => v.name === 'report-key') === true;
+        const running = pods.filter(
+          (p) =>
+            p.status?.phase === 'Running' && p.status.podIP && !p.metadata?.deletionTimestamp && keyed(p),
+        );
+        return running.length === 2 && pods.length === 2 ? running : undefined;
       },
-      timeoutMs: 60_000,
-      description: 'two running khrun serve pods',
+      timeoutMs: 120_000,
+      description: 'two running khrun serve pods with the report key, and no other',
     });
     // The key the user's Secret holds (applyDeploy made it as the component's kustomization.yaml says).
     const key = await reportKeyOfSecret(kc, ns, DEPLOY_REPORT_KEY_SECRET);
@@ -222,6 +229,17 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       const health = await waitForHttp(`${base}/healthz`);
       expect(health.status).toBe(200);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      // Status and metrics, read-only, of the examples the first test recorded (served by default).
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      for (const [name, kind] of Object.entries(EXAMPLES)) {
+        const ok = kind === 'Succeeded' ? '1' : '0';
+        expect(metrics, name).toMatch(
+          new RegExp(`^kuberhealthy_check\\{check="${ns}/${name}",namespace="${ns}",status="${ok}",`, 'm'),
+        );
+        expect(metrics, name).toMatch(
+          new RegExp(`^kuberhealthy_check_last_dispatch_timestamp_seconds\\{check="${ns}/${name}"`, 'm'),
+        );
+      }
       // It started with the Secret's key (without a key and the unsigned opt-in it would not start): an
       // unsigned report and one signed with another key are refused at once, one signed with this key gets
       // as far as the khstate of its check (none: no run is active).
@@ -249,5 +267,5 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
     });
     expect(pdb.spec?.maxUnavailable).toBe(1);
     expect(pdb.status?.disruptionsAllowed).toBe(1);
-  }, 120_000);
+  }, 180_000);
 });

@@ -142,7 +142,7 @@ describe('khrun run --healthcheck: Kuberhealthy v3 HealthChecks on the local clu
     expect(status?.errors?.[0]).toMatch(
       new RegExp(`^Check execution error: ${ns}/v3-silent: timed out waiting for checker pod to report in`),
     );
-    // The timed-out pod is evicted (graceful): gone once the kubelet confirms.
+    // The timed-out pod is deleted (graceful): gone once the kubelet confirms.
     await waitFor<V1Pod, true>(kc, {
       path: `/api/v1/namespaces/${ns}/pods`,
       labelSelector: 'healthcheck=v3-silent',

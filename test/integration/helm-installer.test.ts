@@ -154,7 +154,9 @@ describe('the chart as an installer', () => {
       [...byKey(await helmTemplate(helm, repoRoot, { namespace: 'ops', set })).keys()].filter((k) =>
         k.startsWith('PodDisruptionBudget/'),
       );
-    expect(await pdbs([])).toEqual([]);
+    // The defaults run the server with two pods, so they make one; no server, or one pod, none.
+    expect(await pdbs([])).toEqual(['PodDisruptionBudget/ops/khrun-server']);
+    expect(await pdbs(['server.enabled=false'])).toEqual([]);
     expect(await pdbs(['server.enabled=true', 'server.replicas=1'])).toEqual([]);
     expect(await pdbs(['server.enabled=true', 'server.replicas=2'])).toEqual([
       'PodDisruptionBudget/ops/khrun-server',
@@ -181,6 +183,12 @@ describe('the chart as an installer', () => {
         'namespaces={kuberhealthy,team-a}',
       ],
       ['admissionPolicy.enabled=false', 'server.enabled=true', 'server.reportKey.existingSecret=mine'],
+      [
+        'server.reports=false',
+        'monitoring.podMonitor.enabled=true',
+        'monitoring.rules.enabled=true',
+        'monitoring.dashboard.enabled=true',
+      ],
     ];
     let seen = 0;
     for (const namespace of ['khrun', 'kuberhealthy']) {
@@ -192,6 +200,9 @@ describe('the chart as an installer', () => {
           '--include-crds',
           '-n',
           namespace,
+          // The monitoring objects render only where the Prometheus Operator's API is served.
+          '--api-versions',
+          'monitoring.coreos.com/v1',
           ...set.flatMap((s) => ['--set', s]),
         ]);
         const objects = objectsOf(out);

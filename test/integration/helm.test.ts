@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,9 +18,11 @@ import { dump, loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   CHART_DIR,
+  DEPLOY_MONITORING_SET,
   DEPLOY_NAMESPACE,
   DEPLOY_REPORT_KEY_SECRET,
   helmTemplate,
+  MONITORING_API,
   staleFiles,
 } from '../../infra/helm/render-deploy.ts';
 import { notifyConfig } from '../../lib/config/notify-options.ts';
@@ -102,6 +104,9 @@ describe('the chart', () => {
       [],
       ['--set', 'mode=sync'],
       ['--set', 'server.enabled=true', '--set', 'createNamespace=true'],
+      ['--set', 'server.enabled=false'],
+      ['--set', 'server.reports=false'],
+      ['--set', 'server.reports=false,mode=sync'],
       ['--set', 'server.enabled=true,server.allowUnsignedReports=true'],
       ['--set', 'server.enabled=true,runner.reportToServer=true'],
       ['--set', 'server.enabled=true,runner.reportToServer=true,server.reportKey.existingSecret=mine'],
@@ -157,24 +162,28 @@ describe('the chart', () => {
   });
 
   it.each([
-    { components: [], set: [] },
-    // kustomize cannot make a random key: the serve component mounts the user's Secret khrun-report-key.
-    {
-      components: ['serve'],
-      set: ['server.enabled=true', `server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`],
-    },
-    { components: ['sync'], set: ['mode=sync'] },
+    // kustomize cannot make a random key: the base's server takes no reports; the serve component turns
+    // them on with the user's Secret khrun-report-key.
+    { components: [], set: ['server.reports=false'] },
+    { components: ['serve'], set: [`server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`] },
+    { components: ['sync'], set: ['mode=sync', 'server.reports=false'] },
     {
       components: ['serve', 'sync'],
-      set: [
-        'server.enabled=true',
-        `server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`,
-        'mode=sync',
-      ],
+      set: [`server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`, 'mode=sync'],
     },
-  ])(
+    {
+      components: ['monitoring'],
+      set: ['server.reports=false', ...DEPLOY_MONITORING_SET],
+      apiVersions: [MONITORING_API],
+    },
+    {
+      components: ['serve', 'monitoring'],
+      set: [`server.reportKey.existingSecret=${DEPLOY_REPORT_KEY_SECRET}`, ...DEPLOY_MONITORING_SET],
+      apiVersions: [MONITORING_API],
+    },
+  ] as Array<{ components: string[]; set: string[]; apiVersions?: string[] }>)(
     'kubectl kustomize with components $components = helm template with $set, object by object',
-    async ({ components, set }) => {
+    async ({ components, set, apiVersions }) => {
       const dir = join(repoRoot, '.khrun/test-overlays', `helm-${components.join('-') || 'base'}`);
       await mkdir(dir, { recursive: true });
       const rel = (p: string) => relative(dir, join(repoRoot, p));
@@ -198,16 +207,34 @@ describe('the chart', () => {
         await helmTemplate(helmBin, repoRoot, {
           set: ['createNamespace=true', ...set],
           namespace: DEPLOY_NAMESPACE,
+          apiVersions,
         }),
       );
-      for (const [key, object] of helmed)
-        if (object.metadata?.labels?.['app.kubernetes.io/component'] === 'test') helmed.delete(key);
+      // The parameter keeper is a step of its own in the kustomization (infra/parameter-keeper), so that
+      // `kubectl delete -k infra/deploy` leaves it, as `helm uninstall` does (resource-policy keep).
+      const keeper = byKey(await kubectl(['kustomize', join(repoRoot, 'infra/parameter-keeper')]));
+      const helmedKeeper = new Map<string, KubernetesObject>();
+      for (const [key, object] of helmed) {
+        const component = object.metadata?.labels?.['app.kubernetes.io/component'];
+        if (component === 'parameter-keeper') helmedKeeper.set(key, object);
+        if (component === 'test' || component === 'parameter-keeper') helmed.delete(key);
+      }
+      expect([...helmedKeeper.keys()].sort()).toEqual([...keeper.keys()].sort());
+      for (const [key, object] of keeper) expect(helmedKeeper.get(key), key).toEqual(object);
+      expect(keeper.size).toBe(2);
       expect([...helmed.keys()].sort()).toEqual([...kustomized.keys()].sort());
       for (const [key, object] of kustomized) expect(helmed.get(key), key).toEqual(object);
       // Each mode has exactly its scheduler.
       expect(kustomized.has(`CronJob/${DEPLOY_NAMESPACE}/khrun-tick`)).toBe(!components.includes('sync'));
       expect(kustomized.has(`CronJob/${DEPLOY_NAMESPACE}/khrun-sync`)).toBe(components.includes('sync'));
       expect([...kustomized.keys()].filter((k) => k.startsWith('CustomResourceDefinition/'))).toEqual([]);
+      // The server is always there; it takes reports only with the serve component.
+      const server = kustomized.get(`Deployment/${DEPLOY_NAMESPACE}/khrun-server`) as unknown as {
+        spec: { template: { spec: { containers: Array<{ args: string[] }> } } };
+      };
+      expect(server.spec.template.spec.containers[0]?.args.includes('--no-reports')).toBe(
+        !components.includes('serve'),
+      );
     },
   );
 
@@ -395,11 +422,189 @@ describe('the chart', () => {
     expect(unsignedReporting.volumes).toBeUndefined();
 
     // Refused: no server to report to; sync's runner pods in namespaces the key Secret is not in.
-    await expect(render(['runner.reportToServer=true'])).rejects.toThrow(
+    await expect(render(['runner.reportToServer=true', 'server.enabled=false'])).rejects.toThrow(
       /runner\.reportToServer needs server\.enabled=true/,
     );
     await expect(render(['server.enabled=true', 'runner.reportToServer=true', 'mode=sync'])).rejects.toThrow(
       /runner\.reportToServer needs mode=tick \(or server\.allowUnsignedReports=true\)/,
+    );
+  });
+
+  it('the server is on by default, status and metrics with or without reports; a server without reports has no key and refuses what needs one', async () => {
+    const render = async (set: string[]) =>
+      byKey(await helmTemplate(helmBin, repoRoot, { namespace: 'monitoring', set }));
+    type Server = {
+      spec: {
+        template: {
+          spec: {
+            volumes?: unknown[];
+            containers: Array<{ args: string[]; env: Array<{ name: string }>; volumeMounts?: unknown[] }>;
+          };
+        };
+      };
+    };
+    const serverOf = (objects: Map<string, KubernetesObject>) =>
+      objects.get('Deployment/monitoring/khrun-server') as unknown as Server | undefined;
+
+    const defaults = await render([]);
+    const withReports = serverOf(defaults)!.spec.template.spec;
+    expect(withReports.containers[0]?.args).toEqual(['serve', '--port', '8080', '--drain-seconds', '15']);
+    expect(withReports.containers[0]?.env.map((e) => e.name)).toContain('KHRUN_REPORT_KEY_FILE');
+    expect(defaults.has('Secret/monitoring/khrun-report-key')).toBe(true);
+    expect(defaults.has('Service/monitoring/khrun-server')).toBe(true);
+
+    const statusOnly = await render(['server.reports=false']);
+    const server = serverOf(statusOnly)!.spec.template.spec;
+    expect(server.containers[0]?.args).toEqual([
+      'serve',
+      '--port',
+      '8080',
+      '--drain-seconds',
+      '15',
+      '--no-reports',
+    ]);
+    expect(server.containers[0]?.env.map((e) => e.name)).toEqual(['POD_NAME']);
+    expect(server.volumes).toBeUndefined();
+    expect(server.containers[0]?.volumeMounts).toBeUndefined();
+    expect([...statusOnly.keys()].filter((k) => k.startsWith('Secret/'))).toEqual([]);
+    // No pod list: that is for unsigned reports only.
+    const rules = (
+      statusOnly.get('ClusterRole//khrun-server') as unknown as { rules: Array<{ resources: string[] }> }
+    ).rules;
+    expect(rules.flatMap((r) => r.resources)).not.toContain('pods');
+
+    expect((await render(['server.enabled=false'])).has('Deployment/monitoring/khrun-server')).toBe(false);
+    await expect(render(['server.reports=false', 'runner.reportToServer=true'])).rejects.toThrow(
+      /runner\.reportToServer needs server\.reports=true/,
+    );
+    await expect(render(['server.reports=false', 'server.allowUnsignedReports=true'])).rejects.toThrow(
+      /server\.allowUnsignedReports needs server\.reports=true/,
+    );
+  });
+
+  it('monitoring: off by default; refused without the Prometheus Operator API, saying so; a ServiceMonitor or PodMonitor that selects the server and keeps its labels, the rules and the dashboard', async () => {
+    const render = async (set: string[], apiVersions?: string[]) =>
+      byKey(await helmTemplate(helmBin, repoRoot, { namespace: 'monitoring', set, apiVersions }));
+    const api = [MONITORING_API];
+    const defaults = await render([]);
+    for (const key of [
+      'ServiceMonitor/monitoring/khrun',
+      'PodMonitor/monitoring/khrun',
+      'PrometheusRule/monitoring/khrun',
+      'ConfigMap/monitoring/khrun-dashboard',
+    ])
+      expect(defaults.has(key), key).toBe(false);
+    // Even where the API is served: each is asked for by its value.
+    expect([...(await render([], api)).keys()].filter((k) => /Monitor|PrometheusRule/.test(k))).toEqual([]);
+
+    for (const value of [
+      'monitoring.serviceMonitor.enabled',
+      'monitoring.podMonitor.enabled',
+      'monitoring.rules.enabled',
+    ]) {
+      await expect(render([`${value}=true`])).rejects.toThrow(
+        new RegExp(
+          `${value.replaceAll('.', '\\.')} needs the Prometheus Operator's CRDs \\(monitoring\\.coreos\\.com/v1.*` +
+            'pass --api-versions monitoring\\.coreos\\.com/v1',
+        ),
+      );
+    }
+    await expect(
+      render(['monitoring.serviceMonitor.enabled=true', 'monitoring.podMonitor.enabled=true'], api),
+    ).rejects.toThrow(/choose one, or every series is scraped twice/);
+    await expect(
+      render(['monitoring.serviceMonitor.enabled=true', 'server.enabled=false'], api),
+    ).rejects.toThrow(/monitoring\.serviceMonitor\.enabled needs server\.enabled=true/);
+
+    type Endpoint = {
+      port: string;
+      path: string;
+      interval: string;
+      honorLabels: boolean;
+      relabelings: unknown[];
+    };
+    type Monitor = {
+      metadata: { labels: Record<string, string> };
+      spec: {
+        namespaceSelector: unknown;
+        selector: { matchLabels: Record<string, string> };
+        endpoints?: Endpoint[];
+        podMetricsEndpoints?: Endpoint[];
+      };
+    };
+    const endpoint = {
+      port: 'http',
+      path: '/metrics',
+      interval: '30s',
+      honorLabels: true,
+      relabelings: [{ action: 'replace', targetLabel: 'job', replacement: 'khrun' }],
+    };
+    const sm = await render(
+      ['monitoring.serviceMonitor.enabled=true', 'monitoring.serviceMonitor.labels.release=kps'],
+      api,
+    );
+    const serviceMonitor = sm.get('ServiceMonitor/monitoring/khrun') as unknown as Monitor;
+    expect(serviceMonitor.metadata.labels).toMatchObject({ release: 'kps' });
+    expect(serviceMonitor.spec.namespaceSelector).toEqual({ matchNames: ['monitoring'] });
+    expect(serviceMonitor.spec.endpoints).toEqual([endpoint]);
+    // It selects the server's Service, and nothing else of the chart's, by a port the Service names.
+    const selects = (labels: Record<string, string> | undefined) =>
+      Object.entries(serviceMonitor.spec.selector.matchLabels).every(([k, v]) => labels?.[k] === v);
+    const services = [...sm.values()].filter((o) => o.kind === 'Service');
+    expect(services.filter((o) => selects(o.metadata?.labels)).map((o) => o.metadata?.name)).toEqual([
+      'khrun-server',
+    ]);
+    const service = sm.get('Service/monitoring/khrun-server') as unknown as {
+      spec: { ports: Array<{ name: string }> };
+    };
+    expect(service.spec.ports.map((p) => p.name)).toContain('http');
+
+    const pm = await render(
+      ['monitoring.podMonitor.enabled=true', 'monitoring.podMonitor.interval=15s'],
+      api,
+    );
+    const podMonitor = pm.get('PodMonitor/monitoring/khrun') as unknown as Monitor;
+    expect(podMonitor.spec.podMetricsEndpoints).toEqual([{ ...endpoint, interval: '15s' }]);
+    const pods = pm.get('Deployment/monitoring/khrun-server') as unknown as {
+      spec: {
+        template: {
+          metadata: { labels: Record<string, string> };
+          spec: { containers: Array<{ ports: Array<{ name: string }> }> };
+        };
+      };
+    };
+    expect(pods.spec.template.metadata.labels).toMatchObject(podMonitor.spec.selector.matchLabels);
+    expect(pods.spec.template.spec.containers[0]?.ports.map((p) => p.name)).toContain('http');
+
+    const rule = (
+      await render(
+        ['monitoring.rules.enabled=true', 'monitoring.rules.labels.release=kps', 'monitoring.job=khrun-prod'],
+        api,
+      )
+    ).get('PrometheusRule/monitoring/khrun') as unknown as {
+      metadata: { labels: Record<string, string> };
+      spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> };
+    };
+    expect(rule.metadata.labels).toMatchObject({ release: 'kps' });
+    const alerts = rule.spec.groups.flatMap((g) => g.rules);
+    for (const { alert, expr } of alerts) expect(expr, alert).toContain('{job="khrun-prod"}');
+
+    const dashboards = await render(
+      [
+        'monitoring.dashboard.enabled=true',
+        'monitoring.dashboard.namespace=grafana',
+        'monitoring.dashboard.annotations.grafana_folder=khrun',
+      ],
+      api,
+    );
+    const dashboard = dashboards.get('ConfigMap/grafana/khrun-dashboard') as unknown as {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      data: Record<string, string>;
+    };
+    expect(dashboard.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+    expect(dashboard.metadata.annotations).toEqual({ grafana_folder: 'khrun' });
+    expect(JSON.parse(dashboard.data['khrun.json']!)).toEqual(
+      JSON.parse(await readFile(join(chart, 'dashboards/khrun.json'), 'utf8')),
     );
   });
 });
@@ -577,12 +782,12 @@ describe('helm install on the local cluster', () => {
           body: { spec: { resourceAttributes: { verb, resource: 'pods', subresource, namespace } } },
         })
       ).status?.allowed === true;
-    for (const [verb, subresource] of [['create'], ['delete'], ['create', 'eviction']] as const) {
-      expect(await may(ns, verb, subresource), `${verb} ${subresource ?? 'pods'} in ${ns}`).toBe(true);
-      expect(await may('default', verb, subresource), `${verb} ${subresource ?? 'pods'} in default`).toBe(
-        false,
-      );
+    for (const verb of ['create', 'delete']) {
+      expect(await may(ns, verb), `${verb} pods in ${ns}`).toBe(true);
+      expect(await may('default', verb), `${verb} pods in default`).toBe(false);
     }
+    // It removes its checker pods by delete (policy 3 holds it to them), never by eviction (no policy could).
+    expect(await may(ns, 'create', 'eviction'), `create eviction in ${ns}`).toBe(false);
 
     // A check whose image's entrypoint is node (mapped by the global setup): args only, as a user writes it.
     await createCheck(kc, ns, 'helm-check', {

@@ -192,7 +192,7 @@ describe('khrun local up', () => {
     const inCluster = await khrunRunFromLaptop(args);
     expect(inCluster.code, inCluster.stderr).toBe(2);
     expect(inCluster.stderr).toMatch(
-      /khrun: the runner PodTemplate kuberhealthy\/khrun-runner does not exist.*khrun is not installed in namespace kuberhealthy/,
+      /khrun: the runner PodTemplate khrun\/khrun-runner does not exist.*khrun is not installed in namespace khrun/,
     );
     expect(inCluster.stderr).toContain('--runner-namespace');
     expect(inCluster.stdout).toBe('');

@@ -1,9 +1,14 @@
 import {
+  AdmissionregistrationV1Api,
   AuthorizationV1Api,
   BatchV1Api,
+  CertificatesV1Api,
   CoreV1Api,
   CustomObjectsApi,
   type KubeConfig,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
 } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -44,6 +49,77 @@ type Verb = [
 ];
 const kh = { group: KH_GROUP };
 const v3 = { group: 'kuberhealthy.github.io' };
+const rbac = { group: 'rbac.authorization.k8s.io' };
+const admissionreg = { group: 'admissionregistration.k8s.io' };
+const CLUSTER = '';
+
+/**
+ * What no khrun identity may do: the routes to a node, to other identities and to the rules themselves
+ * (red team, issue 23). Each is an RBAC denial; the tests below also send several for real.
+ */
+const DENIED_TO_ALL: Verb[] = [
+  // A running pod changed, entered or reached: a new image, an ephemeral container, a shell, a tunnel.
+  ['update', 'pods', OTHER],
+  ['patch', 'pods', OTHER],
+  ['update', 'pods', OTHER, { subresource: 'status' }],
+  ['update', 'pods', OTHER, { subresource: 'ephemeralcontainers' }],
+  ['patch', 'pods', OTHER, { subresource: 'ephemeralcontainers' }],
+  ['create', 'pods', OTHER, { subresource: 'exec' }],
+  ['get', 'pods', OTHER, { subresource: 'exec' }],
+  ['create', 'pods', OTHER, { subresource: 'attach' }],
+  ['create', 'pods', OTHER, { subresource: 'portforward' }],
+  ['get', 'pods', OTHER, { subresource: 'proxy' }],
+  ['create', 'pods', OTHER, { subresource: 'binding' }],
+  ['get', 'pods', OTHER, { subresource: 'log' }],
+  ['deletecollection', 'pods', OTHER],
+  // An eviction names only the pod, so no admission policy could hold it: khrun deletes its checker pods.
+  ['create', 'pods', OTHER, { subresource: 'eviction' }],
+  ['create', 'pods', 'kube-system', { subresource: 'eviction' }],
+  ['get', 'nodes', CLUSTER, { subresource: 'proxy' }],
+  ['patch', 'nodes', CLUSTER],
+  // Other identities' credentials and data.
+  ['create', 'serviceaccounts', ns, { subresource: 'token', name: 'khrun-server' }],
+  ['create', 'serviceaccounts', ns, { subresource: 'token', name: 'khrun-runner' }],
+  ['create', 'serviceaccounts', OTHER, { subresource: 'token' }],
+  ['get', 'secrets', OTHER],
+  ['list', 'secrets', OTHER],
+  ['watch', 'secrets', OTHER],
+  ['get', 'configmaps', OTHER],
+  ['list', 'configmaps', OTHER],
+  ['update', 'configmaps', OTHER],
+  ['impersonate', 'users', CLUSTER],
+  ['impersonate', 'groups', CLUSTER],
+  ['impersonate', 'serviceaccounts', OTHER],
+  ['create', 'certificatesigningrequests', CLUSTER, { group: 'certificates.k8s.io' }],
+  [
+    'update',
+    'certificatesigningrequests',
+    CLUSTER,
+    { group: 'certificates.k8s.io', subresource: 'approval' },
+  ],
+  // Rights and the rules that narrow them.
+  ['create', 'rolebindings', OTHER, rbac],
+  ['create', 'clusterrolebindings', CLUSTER, rbac],
+  ['bind', 'clusterroles', CLUSTER, rbac],
+  ['escalate', 'clusterroles', CLUSTER, rbac],
+  ['update', 'validatingadmissionpolicies', CLUSTER, admissionreg],
+  ['delete', 'validatingadmissionpolicybindings', CLUSTER, admissionreg],
+  ['create', 'mutatingwebhookconfigurations', CLUSTER, admissionreg],
+  ['update', 'customresourcedefinitions', CLUSTER, { group: 'apiextensions.k8s.io' }],
+  ['patch', 'namespaces', CLUSTER, { name: OTHER }],
+  ['update', 'namespaces', CLUSTER],
+  // The runner template every runner Job copies, and other workloads.
+  ['update', 'podtemplates', ns, { name: 'khrun-runner' }],
+  ['patch', 'podtemplates', ns, { name: 'khrun-runner' }],
+  ['create', 'podtemplates', ns],
+  ['create', 'deployments', OTHER, { group: 'apps' }],
+  ['create', 'daemonsets', OTHER, { group: 'apps' }],
+  ['update', 'jobs', ns, { group: 'batch' }],
+  ['create', 'leases', OTHER, { group: 'coordination.k8s.io' }],
+  ['create', 'events', OTHER, { group: 'events.k8s.io' }],
+  ['delete', 'khchecks', OTHER, kh],
+  ['delete', 'healthchecks', OTHER, v3],
+];
 
 const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
   'khrun-runner': {
@@ -59,7 +135,6 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['create', 'pods', OTHER],
       ['watch', 'pods', OTHER],
       ['delete', 'pods', OTHER],
-      ['create', 'pods', OTHER, { subresource: 'eviction' }],
       ['create', 'events', OTHER],
       ['get', 'configmaps', OTHER, { name: 'khrun-notifications' }],
       ['get', 'healthchecks', OTHER, v3],
@@ -203,6 +278,131 @@ describe('least privilege per component (TokenRequest tokens, real authorizer)',
     for (const attrs of MATRIX[sa]!.denied)
       expect(await can(kc, attrs), `${sa} ${JSON.stringify(attrs)}`).toBe(false);
   });
+
+  it.each(Object.keys(MATRIX))(
+    '%s is denied every route to a node, another identity or the rules',
+    async (sa) => {
+      const kc = clients.get(sa)!;
+      for (const attrs of DENIED_TO_ALL)
+        expect(await can(kc, attrs), `${sa} ${JSON.stringify(attrs)}`).toBe(false);
+    },
+  );
+
+  it.each(Object.keys(MATRIX))(
+    '%s is denied them for real (403): exec, evictions, ephemeral containers, tokens, bindings, impersonation, the template',
+    async (sa) => {
+      const kc = clients.get(sa)!;
+      const core = kc.makeApiClient(CoreV1Api);
+      const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+      const requests: Array<[string, () => Promise<unknown>]> = [
+        [
+          'pod patch',
+          () =>
+            core.patchNamespacedPod(
+              { namespace: OTHER, name: 'x', body: { metadata: { labels: { a: 'b' } } } },
+              merge,
+            ),
+        ],
+        [
+          'ephemeral containers',
+          () =>
+            core.patchNamespacedPodEphemeralcontainers(
+              {
+                namespace: OTHER,
+                name: 'x',
+                body: { spec: { ephemeralContainers: [{ name: 'd', image: 'busybox' }] } },
+              },
+              setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+            ),
+        ],
+        ['exec', () => core.connectPostNamespacedPodExec({ namespace: OTHER, name: 'x', command: 'id' })],
+        [
+          'an eviction',
+          () =>
+            core.createNamespacedPodEviction({
+              namespace: OTHER,
+              name: 'x',
+              body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'x', namespace: OTHER } },
+            }),
+        ],
+        ['pod proxy', () => core.connectGetNamespacedPodProxy({ namespace: OTHER, name: 'x' })],
+        ['node proxy', () => core.connectGetNodeProxy({ name: 'x' })],
+        [
+          "khrun-server's token",
+          () =>
+            core.createNamespacedServiceAccountToken({
+              namespace: ns,
+              name: 'khrun-server',
+              body: { spec: { audiences: [] } },
+            }),
+        ],
+        ['secrets', () => core.listNamespacedSecret({ namespace: OTHER })],
+        [
+          'impersonating the admin',
+          () =>
+            core.listNamespacedSecret({ namespace: OTHER }, setHeaderOptions('Impersonate-User', 'admin')),
+        ],
+        [
+          'a RoleBinding to cluster-admin',
+          () =>
+            kc.makeApiClient(RbacAuthorizationV1Api).createNamespacedRoleBinding({
+              namespace: OTHER,
+              body: {
+                metadata: { name: 'x' },
+                roleRef: {
+                  apiGroup: 'rbac.authorization.k8s.io',
+                  kind: 'ClusterRole',
+                  name: 'cluster-admin',
+                },
+                subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }],
+              },
+            }),
+        ],
+        [
+          'a certificate signing request',
+          () =>
+            kc.makeApiClient(CertificatesV1Api).createCertificateSigningRequest({
+              body: {
+                metadata: { name: 'x' },
+                spec: {
+                  request: 'eA==',
+                  signerName: 'kubernetes.io/kube-apiserver-client',
+                  usages: ['client auth'],
+                },
+              },
+            }),
+        ],
+        [
+          "the admission policies' bindings",
+          () =>
+            kc
+              .makeApiClient(AdmissionregistrationV1Api)
+              .deleteValidatingAdmissionPolicyBinding({ name: 'khrun-runner-checker-credentials' }),
+        ],
+        [
+          'the runner template',
+          () =>
+            core.patchNamespacedPodTemplate(
+              {
+                namespace: ns,
+                name: 'khrun-runner',
+                body: { template: { spec: { serviceAccountName: 'default' } } },
+              },
+              merge,
+            ),
+        ],
+        [
+          'a namespace label',
+          () =>
+            core.patchNamespace(
+              { name: OTHER, body: { metadata: { labels: { 'khrun.dev/checker-credentials': 'allowed' } } } },
+              merge,
+            ),
+        ],
+      ];
+      for (const [what, request] of requests) expect(await statusOf(request()), `${sa}: ${what}`).toBe(403);
+    },
+  );
 
   it('the runner is denied Jobs, secrets and khcheck changes for real (403)', async () => {
     const kc = clients.get('khrun-runner')!;

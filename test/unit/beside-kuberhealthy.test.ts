@@ -22,7 +22,9 @@ const dirs = [
   'infra/deploy',
   'infra/deploy/components/serve',
   'infra/deploy/components/sync',
+  'infra/deploy/components/monitoring',
   'infra/deploy/components/examples',
+  'infra/parameter-keeper',
   'infra/crds',
 ];
 const ours = dirs.flatMap((dir) => kustomizationObjects(join(root, dir)).map((o) => o.object));

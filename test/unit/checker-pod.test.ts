@@ -1,4 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
+import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { buildCheckerPod, KH_ENV, RUN_ID_LABEL } from '../../lib/check/pod-builder.ts';
 import { validateCheck } from '../../lib/check/validate-check.ts';
@@ -151,6 +152,33 @@ describe('ensureCheckerPod for a fresh run', () => {
       kind: 'failed',
       reason: 'failed to create pod for checker: admission webhook denied the request',
     });
+  });
+
+  it("fails the run with the Status message of a real API error (an admission policy's refusal, whole)", async () => {
+    // Prepare: as client-node raises it, the message is "HTTP-Code: 403\nMessage: ...\nBody: ..."
+    const h = harness();
+    const refusal =
+      'pods "p" is forbidden: ValidatingAdmissionPolicy \'khrun-runner-checker-credentials\' with binding ' +
+      "'khrun-runner-checker-credentials' denied request: a checker pod runs as the ServiceAccount sa (not " +
+      'default) only in a namespace an admin opened to it: kubectl label namespace checks ' +
+      'khrun.dev/checker-credentials=allowed';
+    h.kube.createPodError = () =>
+      new ApiException(
+        403,
+        'Unknown API Status Code!',
+        JSON.stringify({
+          kind: 'Status',
+          status: 'Failure',
+          message: refusal,
+          reason: 'Forbidden',
+          code: 403,
+        }),
+        {},
+      );
+    // Act
+    const ready = await h.ensure();
+    // Assess
+    expect(ready).toEqual({ kind: 'failed', reason: `failed to create pod for checker: 403: ${refusal}` });
   });
 
   it('throws any other failure (the API server is down: exit 1, the run stays resumable)', async () => {

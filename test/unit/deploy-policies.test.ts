@@ -23,7 +23,10 @@ const DEPLOY_FILES = [
   'infra/deploy/tick.yaml',
   'infra/deploy/admission.yaml',
   'infra/deploy/components/sync/sync.yaml',
+  // The serve component's Deployment (the server with reports: a patch over the base's) before the base's,
+  // which holds the server's RBAC and Service and takes no reports.
   'infra/deploy/components/serve/serve.yaml',
+  'infra/deploy/serve.yaml',
 ];
 const objects = DEPLOY_FILES.flatMap((f) => loadAll(read(f)) as K8sObject[]).filter(Boolean);
 const byKind = (kind: string) => objects.filter((o) => o.kind === kind);
@@ -53,7 +56,6 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
         'kuberhealthy.github.io healthchecks: get,list,update,watch',
         'kuberhealthy.github.io healthchecks/status,healthchecks/finalizers: update',
         'core pods: create,delete,get,list,watch',
-        'core pods/eviction: create',
         'core events: create',
         'core configmaps: get [khrun-notifications]',
       ],
@@ -113,6 +115,12 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
     expect(rulesOf(named(kind, name))).toEqual(rules);
   });
 
+  it('grants no role pods/eviction: an eviction names only the pod, so no policy could hold it', () => {
+    for (const role of [...byKind('ClusterRole'), ...byKind('Role')])
+      for (const rule of role.rules ?? [])
+        expect(rule.resources, `${role.kind} ${role.metadata.name}`).not.toContain('pods/eviction');
+  });
+
   it('binds nothing to any ServiceAccount but its own, and nothing to cluster-admin', () => {
     for (const b of [...byKind('ClusterRoleBinding'), ...byKind('RoleBinding')]) {
       const binding = b as unknown as {
@@ -146,23 +154,25 @@ const cel = (name: string) =>
 describe('admission policies: each in force, matching what it narrows', () => {
   const EXPECTED: Record<string, { ops: string[]; resources: string[]; validations: number }> = {
     'khrun-runner-checker-pods': { ops: ['CREATE'], resources: ['pods'], validations: 4 },
-    'khrun-runner-node-access': { ops: ['CREATE'], resources: ['pods'], validations: 4 },
-    'khrun-runner-checker-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 5 },
-    'khrun-runner-khjob-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 5 },
-    'khrun-runner-healthcheck-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 5 },
+    'khrun-runner-node-access': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-checker-credentials': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-checker-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-khjob-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-healthcheck-pod-spec': { ops: ['CREATE'], resources: ['pods'], validations: 6 },
+    'khrun-runner-events': { ops: ['CREATE', 'UPDATE'], resources: ['events'], validations: 1 },
     'khrun-runner-pod-removal': {
       ops: ['DELETE', 'CREATE'],
       resources: ['pods', 'pods/eviction'],
-      validations: 2,
+      validations: 3,
     },
-    'khrun-tick-jobs': { ops: ['CREATE', 'UPDATE'], resources: ['jobs'], validations: 2 },
+    'khrun-tick-jobs': { ops: ['CREATE', 'UPDATE'], resources: ['jobs'], validations: 4 },
     'khrun-tick-job-template': { ops: ['CREATE', 'UPDATE'], resources: ['jobs'], validations: 2 },
     'khrun-check-specs': {
       ops: ['UPDATE', 'UPDATE'],
       resources: ['khchecks', 'khjobs', 'healthchecks'],
-      validations: 2,
+      validations: 3,
     },
-    'khrun-sync-cronjobs': { ops: ['CREATE', 'UPDATE'], resources: ['cronjobs'], validations: 4 },
+    'khrun-sync-cronjobs': { ops: ['CREATE', 'UPDATE'], resources: ['cronjobs'], validations: 6 },
     'khrun-sync-cronjob-removal': { ops: ['DELETE'], resources: ['cronjobs'], validations: 1 },
     'khrun-sync-cronjob-template': { ops: ['CREATE', 'UPDATE'], resources: ['cronjobs'], validations: 2 },
   };
@@ -194,20 +204,107 @@ describe('admission policies: each in force, matching what it narrows', () => {
       'hostPID',
       'hostIPC',
       'hostPath',
+      '!has(v.gitRepo)',
       'hostPort',
       'privileged',
       'capabilities.add',
       'procMount',
-      "seccompProfile.type != 'Unconfined'",
+      "object.spec.securityContext.seccompProfile.type != 'Unconfined'",
+      "c.securityContext.seccompProfile.type != 'Unconfined'",
+      "object.spec.securityContext.appArmorProfile.type != 'Unconfined'",
+      "c.securityContext.appArmorProfile.type != 'Unconfined'",
+      'container.apparmor.security.beta.kubernetes.io/',
+      'seccomp.security.alpha.kubernetes.io/pod',
+      'seLinuxOptions.type in variables.baselineSELinuxTypes',
+      'seLinuxOptions.user',
+      'seLinuxOptions.role',
       'hostProcess',
+      'sysctls.all(s, s.name in variables.safeSysctls)',
+      'object.spec.nodeName',
+      'node-role.kubernetes.io/control-plane',
+      "t.key != ''",
+      "priorityClassName.startsWith('system-')",
+      'object.spec.priority <= 1000000000',
     ])
       expect(rules, field).toContain(field);
-    // Each validation is lifted by the namespace label alone, which khrun's identities cannot set.
+    // Each validation is lifted by the namespace label alone, which khrun's identities cannot set, and
+    // says the command that sets it.
     for (const v of policy('khrun-runner-node-access').spec.validations)
       expect(v.expression).toMatch(/^variables\.opened \|\|/);
-    expect(JSON.stringify(policy('khrun-runner-node-access').spec)).toContain(
-      "namespaceObject.metadata.labels['khrun.dev/privileged-checks'] == 'allowed'",
+    const spec = JSON.stringify(policy('khrun-runner-node-access').spec);
+    expect(spec).toContain("namespaceObject.metadata.labels['khrun.dev/privileged-checks'] == 'allowed'");
+    expect(spec).toContain(
+      "kubectl label namespace ' + request.namespace + ' khrun.dev/privileged-checks=allowed",
     );
+  });
+
+  it("keeps every checker pod off its namespace's credentials unless an admin labelled the namespace", () => {
+    const p = policy('khrun-runner-checker-credentials');
+    const spec = JSON.stringify(p.spec);
+    expect(spec).toContain("namespaceObject.metadata.labels['khrun.dev/checker-credentials'] == 'allowed'");
+    expect(spec).toContain(
+      "kubectl label namespace ' + request.namespace + ' khrun.dev/checker-credentials=allowed",
+    );
+    const vars = Object.fromEntries(
+      (p.spec as unknown as { variables: Array<{ name: string; expression: string }> }).variables.map((v) => [
+        v.name,
+        v.expression,
+      ]),
+    );
+    // Volumes: an allow-list of kinds (a Secret, PVC, CSI or network volume is not on it), projected
+    // sources without secrets or tokens for other audiences.
+    for (const kind of ['configMap', 'downwardAPI', 'emptyDir', 'image', 'hostPath', 'projected'])
+      expect(vars.dataVolumes).toContain(`has(v.${kind})`);
+    for (const kind of ['secret', 'persistentVolumeClaim', 'csi', 'nfs', 'ephemeral', 'iscsi'])
+      expect(vars.dataVolumes).not.toContain(`has(v.${kind})`);
+    expect(vars.dataVolumes).toContain("s.serviceAccountToken.audience == ''");
+    expect(vars.dataVolumes).not.toContain('has(s.secret)');
+    expect(vars.secretEnv).toContain('e.valueFrom.secretKeyRef');
+    expect(vars.secretEnv).toContain('f.secretRef');
+    expect(vars.secretEnv).toContain('variables.containers');
+    expect(vars.containers).toContain('object.spec.initContainers');
+    for (const label of [
+      'kuberhealthy-check-name',
+      'kuberhealthy-run-id',
+      'app',
+      'healthcheck',
+      'kh-run-uuid',
+    ])
+      expect(vars.otherLabels).toContain(`'${label}'`);
+    const rules = cel('khrun-runner-checker-credentials');
+    expect(rules).toContain("variables.serviceAccount == 'default'");
+    expect(rules).toContain('object.spec.resourceClaims');
+    // Every rule but the report key's is lifted by the label; the report key's never is.
+    const [keyRule, ...lifted] = [...p.spec.validations].reverse();
+    for (const v of lifted) expect(v.expression).toMatch(/^variables\.opened \|\|/);
+    expect(keyRule!.expression).not.toContain('variables.opened');
+    expect(keyRule!.expression).toContain("request.namespace != 'khrun'");
+    expect(vars.reportKey).toBe("'khrun-report-key'");
+    for (const ref of [
+      'v.secret.secretName',
+      's.secret.name',
+      'e.valueFrom.secretKeyRef.name',
+      'f.secretRef.name',
+      'v.csi.nodePublishSecretRef.name',
+    ])
+      expect(keyRule!.expression).toContain(ref);
+  });
+
+  it("records the runner's Events only about checks of their namespace", () => {
+    const rule = cel('khrun-runner-events');
+    expect(rule).toContain("object.involvedObject.kind in ['KuberhealthyCheck', 'KuberhealthyJob']");
+    expect(rule).toContain("object.involvedObject.kind == 'HealthCheck'");
+    expect(rule).toContain('object.involvedObject.namespace == request.namespace');
+  });
+
+  it('refuses the runner every eviction, and deletes of pods that are not checker pods khrun made', () => {
+    const [system, eviction, deletes] = policy('khrun-runner-pod-removal').spec.validations;
+    expect(system!.expression).toContain("'kube-system', 'kube-public', 'kube-node-lease'");
+    // Unconditional: even a binding an admin adds elsewhere cannot give khrun's runner an eviction.
+    expect(eviction!.expression).toBe("!(has(request.subResource) && request.subResource == 'eviction')");
+    expect(deletes!.expression).toMatch(/^request\.operation != 'DELETE' \|\| \(/);
+    expect(deletes!.expression).toContain("o.kind in ['KuberhealthyCheck', 'KuberhealthyJob']");
+    expect(deletes!.expression).toContain("'khrun.dev/checker-pod' in oldObject.metadata.annotations");
   });
 
   it('pins a checker pod to one owner that a parameter constrains, named or by uid', () => {
@@ -255,6 +352,17 @@ describe('admission policies: each in force, matching what it narrows', () => {
         'v.secret.secretName',
         'v.configMap.name',
         'v.persistentVolumeClaim.claimName',
+        'object.spec.activeDeadlineSeconds',
+        'object.spec.terminationGracePeriodSeconds',
+        'object.spec.hostname',
+        'object.spec.subdomain',
+        'object.spec.hostAliases',
+        'object.spec.dnsConfig',
+        'object.spec.dnsPolicy',
+        'object.spec.tolerations',
+        'object.spec.os',
+        'object.spec.resourceClaims',
+        'object.spec.schedulingGates',
       ])
         expect(all, `${name} compares ${field}`).toContain(field);
     }
@@ -288,13 +396,69 @@ describe('admission policies: each in force, matching what it narrows', () => {
     expect(all).toContain("object.metadata.annotations.filter(k, k.startsWith('notify.khrun.dev/'))");
     const who = policy('khrun-check-specs').spec.matchConditions?.[0]?.expression ?? '';
     for (const sa of ['khrun-tick', 'khrun-sync', 'khrun-(runner|server)']) expect(who).toContain(sa);
+    // Nor its owners or finalizers: a dangling owner reference has the garbage collector delete the check.
+    expect(all).toContain('object.metadata.ownerReferences');
+    expect(all).toContain('object.metadata.finalizers');
   });
+
+  it.each(['khrun-tick-jobs', 'khrun-sync-cronjobs'])(
+    '%s: one runner pod, once, with no unconfining annotation',
+    (name) => {
+      const all = cel(name);
+      for (const f of [
+        'variables.job.parallelism <= 1',
+        'variables.job.completions <= 1',
+        'variables.job.backoffLimit == 0',
+        'variables.job.manualSelector',
+        'container.apparmor.security.beta.kubernetes.io/',
+      ])
+        expect(all).toContain(f);
+    },
+  );
 
   it('lets sync change and delete only the CronJobs it made', () => {
     expect(cel('khrun-sync-cronjob-removal')).toContain(
       "oldObject.metadata.labels['app.kubernetes.io/managed-by'] == 'khrun'",
     );
     expect(cel('khrun-sync-cronjobs')).toContain("request.operation != 'UPDATE'");
+  });
+});
+
+describe('the parameter keeper (kubernetes/kubernetes#130887): outlives an uninstall, refuses nothing', () => {
+  const keeper = loadAll(read('infra/parameter-keeper/keeper.yaml')) as Array<
+    K8sObject & { metadata: { annotations?: Record<string, string> } }
+  >;
+  const template = read('infra/helm/khrun/templates/parameter-keeper.yaml');
+
+  it('is a policy and its binding, both named khrun-parameter-keeper and kept by helm uninstall', () => {
+    expect(keeper.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'ValidatingAdmissionPolicy/khrun-parameter-keeper',
+      'ValidatingAdmissionPolicyBinding/khrun-parameter-keeper',
+    ]);
+    for (const o of keeper) expect(o.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    // Rendered with the other policies: only where they are (admissionPolicy.enabled).
+    expect(template.split('\n')[0]).toBe('{{- if .Values.admissionPolicy.enabled }}');
+  });
+
+  it('names PodTemplate as its parameter kind and can refuse nothing', () => {
+    const [policy, binding] = keeper as unknown as [
+      Policy,
+      { spec: { validationActions: string[]; paramRef: Record<string, string> } },
+    ];
+    expect(policy.spec.paramKind).toEqual({ apiVersion: 'v1', kind: 'PodTemplate' });
+    expect(policy.spec.failurePolicy).toBe('Ignore');
+    expect(policy.spec.validations.map((v) => v.expression)).toEqual(['true']);
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['podtemplates'] },
+    ]);
+    expect(binding.spec.validationActions).toEqual(['Audit']);
+    expect(binding.spec.paramRef).toEqual({ name: 'khrun-runner', parameterNotFoundAction: 'Allow' });
+  });
+
+  it('is not part of infra/deploy, so `kubectl delete -k infra/deploy` leaves it', () => {
+    const deploy = load(read('infra/deploy/kustomization.yaml')) as { resources: string[] };
+    expect(deploy.resources.filter((r) => r.includes('keeper'))).toEqual([]);
+    expect(read('infra/parameter-keeper/kustomization.yaml')).toMatch(/resources:\n {2}- keeper\.yaml\n/);
   });
 });
 
@@ -332,6 +496,17 @@ describe("the serve component: signed reports only, the key from the user's Secr
     expect(env.has('KHRUN_REPORT_KEY')).toBe(false);
     expect(env.has('KHRUN_ALLOW_UNSIGNED_REPORTS')).toBe(false);
     expect(env.has('KHRUN_REPORT_UNSIGNED')).toBe(false);
+  });
+
+  it("the base's server (without the component) takes no reports and mounts no key", () => {
+    const base = (loadAll(read('infra/deploy/serve.yaml')) as K8sObject[]).find(
+      (o) => o?.kind === 'Deployment',
+    ) as unknown as typeof deployment;
+    const container = base.spec.template.spec.containers[0] as typeof server & { args: string[] };
+    expect(container.args).toContain('--no-reports');
+    expect(base.spec.template.spec.volumes).toBeUndefined();
+    expect(container.volumeMounts).toBeUndefined();
+    expect((container.env ?? []).map((e) => e.name)).toEqual(['POD_NAME']);
   });
 
   it('ships no Secret of its own (kustomize cannot make a random key) and says how to create it', () => {

@@ -104,7 +104,20 @@ describe('authorizeReport (URL and headers only, before the body and any API req
       /after the run's deadline/,
     ],
     ['a namespace not served', access({ scope: { namespaces: ['a'] } }), signed, who, /not served/],
-    ['a signed URL where no key is configured', access({ key: undefined }), signed, who, /no report key/],
+    [
+      'a signed URL where no key is configured',
+      access({ key: undefined, unsigned: 'header' }),
+      signed,
+      who,
+      /no report key/,
+    ],
+    [
+      'anything where no key is configured and unsigned reports are refused (--no-reports)',
+      access({ key: undefined }),
+      signed,
+      who,
+      /this server takes no reports/,
+    ],
     ['an unsigned report where only signed ones are taken', access(), bare, who, /only at the signed URL/],
     ['a made-up path', access(), parseReportPath('/x'), who, /not one khrun handed out/],
     [

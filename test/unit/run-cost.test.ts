@@ -140,7 +140,7 @@ describe('the API cost of a run whose pod reports at once to the endpoint its ru
       'get khstates', // the claim's read
       'create khstates', // the claim (the first run's; later runs update)
       'list pods', // clears earlier pods and starts the pod watch
-      'create pods/eviction', // the oldest finished pod beyond keepFinishedPods
+      'delete pods', // the oldest finished pod beyond keepFinishedPods
       'create pods',
       'watch pods',
       'update khstates', // the report, recorded as the outcome on the claim's version: no read first

@@ -5,7 +5,7 @@ import { checkViewOf } from '../../lib/healthcheck/check-view.ts';
 import type { HealthCheck, HealthCheckStatus } from '../../lib/healthcheck/resources.ts';
 import { timeoutMsOf } from '../../lib/healthcheck/state-view.ts';
 import { healthCheckDetail, listedHealthChecks, runIntervalMsOf } from '../../lib/healthcheck/status-json.ts';
-import { newKhState } from '../../lib/state/khstate.ts';
+import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
 import type { KhCheck, KhState } from '../../lib/state/resources.ts';
 import { renderMetrics } from '../../lib/status/metrics.ts';
 import { buildStatus } from '../../lib/status/status-json.ts';
@@ -170,6 +170,25 @@ describe('renderMetrics with HealthChecks', () => {
     expect(value('kuberhealthy_check_seconds_since_success', 'b')).toBeUndefined();
     expect(value('kuberhealthy_check_last_run_timestamp_seconds', 'b')).toBe(T);
     expect(value('kuberhealthy_check_run_interval_seconds', 'a')).toBe(60);
+    expect(value('kuberhealthy_check_timeout_seconds', 'a')).toBe(20);
+  });
+
+  it("takes the tick's dispatch time from the khrun.dev/dispatched annotation on the HealthCheck", async () => {
+    const dispatched = {
+      ...passed,
+      metadata: {
+        ...passed.metadata,
+        annotations: { [ANNOTATION.dispatch]: JSON.stringify({ atMs: NOW - 30_000, ref: 'job-1', by: 't' }) },
+      },
+    };
+    const families = parsePromText(await render([dispatched, failed]));
+    expect(families.get('kuberhealthy_check_last_dispatch_timestamp_seconds')?.samples).toEqual([
+      {
+        name: 'kuberhealthy_check_last_dispatch_timestamp_seconds',
+        labels: { check: 'web', namespace: 'a', kind: 'HealthCheck' },
+        value: (NOW - 30_000) / 1000,
+      },
+    ]);
   });
 });
 

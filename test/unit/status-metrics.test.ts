@@ -1,6 +1,7 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
+import { OutcomeKind } from '../../lib/state/outcome-kind.ts';
 import type { KhState } from '../../lib/state/resources.ts';
 import { addOutcome, emptyTotals, TOTALS_ANNOTATION } from '../../lib/state/totals.ts';
 import { errorLabel } from '../../lib/status/error-label.ts';
@@ -188,6 +189,37 @@ describe('renderMetrics: v3-style series from khstate annotations', () => {
       716.8,
       6,
     );
+  });
+
+  it('exposes the timeout and the last dispatch, from which overdue and undispatched checks are judged', async () => {
+    const recorded = addOutcome(emptyTotals(), {
+      kind: OutcomeKind.Succeeded,
+      durationMs: 1_000,
+      atMs: NOW - 60_000,
+      runIntervalMs: 300_000,
+      timeoutMs: 90_000,
+    });
+    const dispatched = ran(
+      'a',
+      'x',
+      {},
+      {
+        [TOTALS_ANNOTATION]: JSON.stringify(recorded),
+        [ANNOTATION.dispatch]: JSON.stringify({ atMs: NOW - 65_000, ref: 'khrun-run-x-1', by: 'tick-1' }),
+      },
+    );
+    const families = parsePromText(await render([dispatched, ran('a', 'manual')]));
+    const labels = { check: 'a/x', namespace: 'a' };
+    expect(sampleValue(families, 'kuberhealthy_check_timeout_seconds', labels)).toBe(90);
+    expect(sampleValue(families, 'kuberhealthy_check_last_dispatch_timestamp_seconds', labels)).toBe(
+      (NOW - 65_000) / 1000,
+    );
+    // A check run by hand, or recorded by a khrun before the timeout was kept: no series, not a made-up one.
+    for (const name of [
+      'kuberhealthy_check_timeout_seconds',
+      'kuberhealthy_check_last_dispatch_timestamp_seconds',
+    ])
+      expect(families.get(name)?.samples.map((x) => x.labels.check)).toEqual(['a/x']);
   });
 
   it('leaves seconds_since_success out for a check that never succeeded', async () => {

@@ -81,12 +81,10 @@ describe('khrun sync --dry-run -f, offline', () => {
       ]);
       expect(cronJobs[0]?.spec?.schedule?.split(' ')).toHaveLength(5);
       // The notes are YAML comments: they say it is offline and that the runner is a placeholder.
-      expect(r.stdout).toMatch(
-        /^# note: the runner PodTemplate kuberhealthy\/khrun-runner is not in the files/m,
-      );
+      expect(r.stdout).toMatch(/^# note: the runner PodTemplate khrun\/khrun-runner is not in the files/m);
       expect(r.stdout).toMatch(/^# note: offline \(-f\): no cluster was read/m);
       const container = cronJobs[0]?.spec?.jobTemplate.spec?.template.spec?.containers[0];
-      expect(container?.image).toBe('<image of PodTemplate kuberhealthy/khrun-runner>');
+      expect(container?.image).toBe('<image of PodTemplate khrun/khrun-runner>');
     },
     SPAWN_MS,
   );
@@ -101,7 +99,7 @@ describe('khrun sync --dry-run -f, offline', () => {
       expect(doc.notes).toHaveLength(1);
       expect(doc.notes[0]).toMatch(/^offline/);
       const image = doc.results[0]?.cronJob.spec?.jobTemplate.spec?.template.spec?.containers[0]?.image;
-      expect(image).toMatch(/^khrun/);
+      expect(image).toMatch(/^ghcr\.io\/khrun\/khrun:/);
       expect(doc.results.map((x) => x.cronJob.metadata?.namespace)).toEqual(['default', 'team-a', 'team-a']);
     },
     SPAWN_MS,

@@ -101,13 +101,12 @@ describe('findKuberhealthy', () => {
   });
 
   it("finds Kuberhealthy's own Deployments, not the khrun server's beside them (infra/deploy, the chart)", () => {
-    // The real manifests: v2.7.1's deploy/kuberhealthy.yaml, v3.0.0's base, and khrun's serve component.
+    // The real manifests: v2.7.1's deploy/kuberhealthy.yaml, v3.0.0's base, and khrun's kustomization, whose
+    // base runs the server (the serve component only patches it to take reports).
     const deployments = (objects: ManifestObject[]) =>
       objects.filter((o) => o.kind === 'Deployment') as unknown as V1Deployment[];
     const theirs = deployments(kuberhealthyInstalls(fixturesDir).map((t) => t.object));
-    const server = deployments(
-      kustomizationObjects(join(root, 'infra/deploy/components/serve')).map((o) => o.object),
-    );
+    const server = deployments(kustomizationObjects(join(root, 'infra/deploy')).map((o) => o.object));
     expect(server.map((d) => `${d.metadata?.namespace}/${d.metadata?.name}`)).toEqual(['khrun/khrun-server']);
     // Installed in Kuberhealthy's own namespace too (Helm lets the release namespace be any).
     const inTheirs = server.map((d) => ({ ...d, metadata: { ...d.metadata, namespace: 'kuberhealthy' } }));

@@ -58,7 +58,14 @@ describe('uptime buckets', () => {
   });
 
   it('is written by the outcome write itself, and a skipped run is not counted', () => {
-    const run = { uuid: 'u1', startedAtMs: T0 - 5000, deadlineMs: T0 + 60_000, pod: 'p', runner: 'r', leaseUntilMs: T0 };
+    const run = {
+      uuid: 'u1',
+      startedAtMs: T0 - 5000,
+      deadlineMs: T0 + 60_000,
+      pod: 'p',
+      runner: 'r',
+      leaseUntilMs: T0,
+    };
     const outcome = (kind: 'Succeeded' | 'Skipped' | 'Failed') => ({
       kind,
       ok: kind !== 'Failed',

@@ -165,6 +165,10 @@ beforeAll(async () => {
   ({ moduleDir } = await kuberhealthyV2Source());
   deployYaml = await readFile(join(moduleDir, 'deploy/kuberhealthy.yaml'), 'utf8');
   nsKhrun = await freshNamespace(kc, 'v2k');
+  // The one step docs/security.md gives for moving Kuberhealthy's checks (they run as ServiceAccounts of
+  // their own) under khrun's admission policies, taken as a user would. This test runs khrun with the admin's
+  // credentials, which the policies do not hold; admission-credentials.test.ts proves the step as the runner.
+  await kubectl(['label', 'namespace', nsKhrun, 'khrun.dev/checker-credentials=allowed']);
   nsV2 = await freshNamespace(kc, 'v2d');
   // namespace-pod-check creates a pod in every namespace: one an earlier file is still deleting refuses it,
   // and whichever peer ran first would fail for the test's sake. Both start once none is terminating.

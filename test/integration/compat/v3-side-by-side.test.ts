@@ -144,11 +144,11 @@ describe('Kuberhealthy v3.0.0 and khrun side by side on HealthChecks', () => {
     for (const hc of byKhrun.values()) expect(hc.metadata.finalizers ?? []).not.toContain(V3_FINALIZER);
     const khrunPods = await core.listNamespacedPod({ namespace: khrunNs });
     const podChecks = khrunPods.items.map((p) => p.metadata?.labels?.healthcheck).sort();
-    // The finished runs' pods are kept; the timed-out run's pod was evicted at its deadline, and may be
+    // The finished runs' pods are kept; the timed-out run's pod was deleted at its deadline, and may be
     // gone already (the kubelet deletes it once its process is killed): present or not, never twice.
     expect(podChecks.filter((c) => c !== 'v3-timeout')).toEqual(['v3-error', 'v3-ok']);
     expect(podChecks.filter((c) => c === 'v3-timeout').length).toBeLessThanOrEqual(1);
-    // (after the pod list: the timed-out run's pod is being evicted meanwhile)
+    // (after the pod list: the timed-out run's pod is being deleted meanwhile)
     for (const c of CHECKS) {
       const refused = await runKhrun(['--healthcheck', c.name, '--namespace', v3Ns, '--output', 'json']);
       expect(refused.code, `${c.name}: ${refused.stderr}`).toBe(2);

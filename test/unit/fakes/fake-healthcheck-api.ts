@@ -2,7 +2,7 @@ import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import type { HealthCheckApi } from '../../../lib/healthcheck/healthcheck-api.ts';
 import type { HealthCheck } from '../../../lib/healthcheck/resources.ts';
 import { WriteConflict } from '../../../lib/kube/errors.ts';
-import type { PodRemoval } from '../../../lib/kube/eviction-fallback.ts';
+import type { PodRemoval } from '../../../lib/kube/pod-removal.ts';
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
 const copy = <T>(value: T): T => structuredClone(value);
@@ -136,7 +136,7 @@ export class FakeHealthCheckApi implements HealthCheckApi {
     if (!pod || (uid !== undefined && pod.metadata?.uid !== uid)) return { kind: 'gone' };
     this.pods.delete(key(namespace, name));
     this.changed();
-    return { kind: 'evicted' };
+    return { kind: 'deleted' };
   }
 
   watchPods(opts: Parameters<HealthCheckApi['watchPods']>[0]) {

@@ -2,7 +2,7 @@ import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import { CHECK_NAME_LABEL } from '../../../lib/check/pod-builder.ts';
 import { isRunPod } from '../../../lib/check/run-label.ts';
 import { WriteConflict } from '../../../lib/kube/errors.ts';
-import type { PodRemoval } from '../../../lib/kube/eviction-fallback.ts';
+import type { PodRemoval } from '../../../lib/kube/pod-removal.ts';
 import type { KubePort, ListedPods } from '../../../lib/kube/port.ts';
 import type { KhCheck, KhState } from '../../../lib/state/resources.ts';
 
@@ -159,7 +159,7 @@ export class FakeKube implements KubePort {
 
   async removePod(namespace: string, name: string, uid?: string): Promise<PodRemoval> {
     this.calls.removePod++;
-    this.requests.push('create pods/eviction');
+    this.requests.push('delete pods');
     await roundTrip();
     const pod = this.pods.get(key(namespace, name));
     // The API server's uid precondition: another pod of the same name is left alone.
@@ -175,7 +175,7 @@ export class FakeKube implements KubePort {
       this.pods.delete(key(namespace, name));
     }
     this.changed();
-    return { kind: 'evicted' };
+    return { kind: 'deleted' };
   }
 
   async watchRun(args: WatchArgs): Promise<void> {

@@ -213,10 +213,53 @@ export async function resolveHelm(opts: Omit<BinaryOptions, 'kubebuilderAssets'>
   });
 }
 
+/** The Prometheus version pinned by infra/build/prometheus/go.mod (its Go module's v0.3MM.P is v3.MM.P). */
+export async function pinnedPrometheusVersion(
+  buildDir: string,
+): Promise<{ module: string; release: string }> {
+  const mod = await readFile(join(buildDir, 'prometheus', 'go.mod'), 'utf8');
+  const module = /^(?:require\s+|\s+)github\.com\/prometheus\/prometheus (v\S+)/m.exec(mod)?.[1];
+  const parts = /^v0\.(\d+)(\d\d)\.(\d+)$/.exec(module ?? '');
+  if (!module || !parts)
+    throw new Error(`could not read the pinned Prometheus version from ${buildDir}/prometheus/go.mod`);
+  return { module, release: `${parts[1]}.${Number(parts[2])}.${parts[3]}` };
+}
+
+/**
+ * Prometheus' `promtool` or `prometheus` of the pinned version, cached in
+ * `<cacheDir>/bin/prometheus-<release>/`, built from the wrapper module infra/build/prometheus the first
+ * time. Built with `remove_all_sd` (no service discovery but static and file targets: the tests name their
+ * targets) and without `builtinassets` (the web UI's assets are not in the Go module; the HTTP API is).
+ */
+export async function resolvePrometheusTool(
+  opts: Omit<BinaryOptions, 'kubebuilderAssets'>,
+  command: 'promtool' | 'prometheus',
+): Promise<string> {
+  const { release } = await pinnedPrometheusVersion(opts.buildDir);
+  // What upstream's promu stamps: `promtool --version` and the server's build info report the release.
+  const stamp = 'github.com/prometheus/common/version';
+  const ldflags = ['-s', '-w', `-X ${stamp}.Version=${release}`, `-X ${stamp}.Branch=HEAD`].join(' ');
+  return cachedBuild(opts, {
+    dir: join(opts.cacheDir, 'bin', `prometheus-${release}`),
+    command,
+    module: 'prometheus',
+    pkg: `github.com/prometheus/prometheus/cmd/${command}`,
+    ldflags,
+    tags: ['remove_all_sd'],
+  });
+}
+
 /** The cached binary, else `go build` of it into the cache (renamed into place only once complete). */
 export async function cachedBuild(
   opts: Omit<BinaryOptions, 'kubebuilderAssets'>,
-  tool: { dir: string; command: string; module: string; pkg: string; ldflags: string },
+  tool: {
+    dir: string;
+    command: string;
+    module: string;
+    pkg: string;
+    ldflags: string;
+    tags?: readonly string[];
+  },
 ): Promise<string> {
   const target = join(tool.dir, tool.command);
   if (await isExecutable(target)) return target;
@@ -232,6 +275,7 @@ export async function cachedBuild(
       pkg: tool.pkg,
       output: partial,
       ldflags: tool.ldflags,
+      tags: tool.tags,
       onProgress: progress,
       terminal: opts.terminal,
       signal: opts.signal,

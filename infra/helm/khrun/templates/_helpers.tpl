@@ -92,6 +92,12 @@ affinity:
 {{- if and .Values.runner.reportToServer (not .Values.server.enabled) }}
 {{- fail "runner.reportToServer needs server.enabled=true: it points checker pods at the report server of this release, which is not enabled" }}
 {{- end }}
+{{- if and .Values.runner.reportToServer .Values.server.enabled (not .Values.server.reports) }}
+{{- fail "runner.reportToServer needs server.reports=true: checker pods would report to a server that takes no reports" }}
+{{- end }}
+{{- if and .Values.server.allowUnsignedReports (not .Values.server.reports) }}
+{{- fail "server.allowUnsignedReports needs server.reports=true: a server without reports takes no unsigned ones either" }}
+{{- end }}
 {{- if and .Values.runner.reportToServer (eq .Values.mode "sync") (not .Values.server.allowUnsignedReports) }}
 {{- fail "runner.reportToServer needs mode=tick (or server.allowUnsignedReports=true): in sync mode runner pods run in each khcheck's namespace, where the report key Secret would have to be copied, and whoever may read Secrets there could forge any check's report. To do it anyway, set runner.extraEnv: KH_EXTERNAL_REPORTING_URL, and KHRUN_REPORT_KEY (valueFrom secretKeyRef) from a Secret you create in every namespace of checks" }}
 {{- end }}
@@ -195,6 +201,41 @@ namespaces, hostPath volumes or privileged containers. */}}
          !(has(c.securityContext) && has(c.securityContext.privileged) && c.securityContext.privileged)))
   reason: Forbidden
   message: khrun's runner pods use no host network, PID or IPC namespace, no hostPath volume and no privileged container
+{{- end }}
+
+{{/* CEL validations without parameters: the Job spec variables.job (its pod template's annotations variables.podAnnotations)
+runs one runner pod at a time as khrun builds it (lib/schedule/run-job.ts): no parallelism, completions or
+retries beyond one pod, no hand-picked selector (which would adopt other pods), and no annotation that
+unconfines its containers. */}}
+{{- define "khrun.runnerJobShape" -}}
+- expression: |-
+    (!has(variables.job.parallelism) || variables.job.parallelism <= 1)
+    && (!has(variables.job.completions) || variables.job.completions <= 1)
+    && (!has(variables.job.backoffLimit) || variables.job.backoffLimit == 0)
+    && !(has(variables.job.manualSelector) && variables.job.manualSelector)
+  reason: Forbidden
+  message: khrun's runner Jobs run one pod, once (parallelism and completions 1, backoffLimit 0), with the selector the API server makes
+- expression: |-
+    variables.podAnnotations.all(k,
+      !((k.startsWith('container.apparmor.security.beta.kubernetes.io/')
+         || k.startsWith('container.seccomp.security.alpha.kubernetes.io/')
+         || k == 'seccomp.security.alpha.kubernetes.io/pod')
+        && variables.podAnnotations[k].lowerAscii() == 'unconfined'))
+  reason: Forbidden
+  message: khrun's runner pods carry no annotation that unconfines their containers (AppArmor, seccomp)
+{{- end }}
+
+{{/* CEL: the security context {{ . }} (a pod's or a container's) keeps Pod Security baseline's confinement:
+no unconfined seccomp or AppArmor profile, no Windows host process, SELinux options of baseline's types
+only, no SELinux user or role. */}}
+{{- define "khrun.confinedContext" -}}
+(!has({{ . }}.seccompProfile) || {{ . }}.seccompProfile.type != 'Unconfined')
+&& (!has({{ . }}.appArmorProfile) || {{ . }}.appArmorProfile.type != 'Unconfined')
+&& (!has({{ . }}.windowsOptions) || !has({{ . }}.windowsOptions.hostProcess) || !{{ . }}.windowsOptions.hostProcess)
+&& (!has({{ . }}.seLinuxOptions) || (
+  (!has({{ . }}.seLinuxOptions.type) || {{ . }}.seLinuxOptions.type in variables.baselineSELinuxTypes)
+  && (!has({{ . }}.seLinuxOptions.user) || {{ . }}.seLinuxOptions.user == '')
+  && (!has({{ . }}.seLinuxOptions.role) || {{ . }}.seLinuxOptions.role == '')))
 {{- end }}
 
 {{/* The fields of a pod spec and of a container (Kubernetes 1.30 and later), compared one by one where a
@@ -360,6 +401,29 @@ builds it. The evaluation of a param constrains the pod when the pod names it or
     'a checker pod of {{ .what }} ' + params.metadata.name + ' runs its podSpec as written: the same
     ServiceAccount, host namespaces, user namespace, process namespace sharing, node, runtime class and pod
     security context'
+- expression: |-
+    !variables.mine || (
+      true
+      {{- range list "activeDeadlineSeconds" "hostname" "subdomain" "hostAliases" "dnsConfig" "os" "resourceClaims" "schedulingGates" }}
+      && has(object.spec.{{ . }}) == has(variables.checkSpec.{{ . }})
+      && (!has(object.spec.{{ . }}) || object.spec.{{ . }} == variables.checkSpec.{{ . }})
+      {{- end }}
+      {{- range list (list "terminationGracePeriodSeconds" "30") (list "dnsPolicy" "'ClusterFirst'") }}
+      && (has(object.spec.{{ index . 0 }}) ? object.spec.{{ index . 0 }} : {{ index . 1 }})
+         == (has(variables.checkSpec.{{ index . 0 }}) ? variables.checkSpec.{{ index . 0 }} : {{ index . 1 }})
+      {{- end }}
+      {{- range list "object.spec" "variables.checkSpec" }}
+      {{ if eq . "object.spec" }}&& {{ else }}   == {{ end }}(has({{ . }}.tolerations) ? {{ . }}.tolerations.filter(t, !(has(t.key)
+           && t.key in ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'])).map(t,
+           (has(t.key) ? t.key : '') + '|' + (has(t.operator) ? t.operator : 'Equal') + '|'
+           + (has(t.value) ? t.value : '') + '|' + (has(t.effect) ? t.effect : '')) : [])
+      {{- end }}
+    )
+  reason: Forbidden
+  messageExpression: >-
+    'a checker pod of {{ .what }} ' + params.metadata.name + ' runs its podSpec as written: the same
+    deadlines and grace period, hostname, subdomain, host aliases, DNS settings, tolerations (beyond those
+    the API server adds), OS, resource claims and scheduling gates'
 - expression: |-
     !variables.mine || (
       (has(object.spec.volumes) ? object.spec.volumes.filter(v,

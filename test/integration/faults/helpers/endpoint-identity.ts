@@ -37,7 +37,6 @@ export async function endpointIdentity(
           verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
         },
         { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-        { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
         { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
       ],
     },
