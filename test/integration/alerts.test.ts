@@ -385,6 +385,10 @@ describe('alerts from khrun run on the local cluster', () => {
     expect(unsilenced.code, unsilenced.stderr).toBe(0);
     expect(JSON.parse(unsilenced.stdout)).toMatchObject({ results: [{ name, result: 'unsilenced' }] });
     expect(await silenceOf()).toBeUndefined();
+    // after-silence notify (the default): the next run's write releases the held firing and delivers it, marked held.
+    expect(outcomeOf(await invoke(name))).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    const got = hook.got.filter(ofCheck(name)).map((g) => g.json as { event: string; held?: boolean });
+    expect(got).toEqual([expect.objectContaining({ event: 'firing', held: true })]);
   }, 300_000);
 
   it('a v3 HealthCheck fires the same way, its alert and outbox kept on the HealthCheck', async () => {
