@@ -391,6 +391,25 @@ describe('alerts from khrun run on the local cluster', () => {
     expect(got).toEqual([expect.objectContaining({ event: 'firing', held: true })]);
   }, 300_000);
 
+  it("a child whose parent is failing records the parent and notifies nobody; once the parent recovers, the child's next failure fires", async () => {
+    const parent = 'dep-db';
+    const child = 'dep-app';
+    const policy = { 'notify.khrun.dev/failure-threshold': '1', 'notify.khrun.dev/channels': 'hook' };
+    await checkThatFails(parent, { 'notify.khrun.dev/channels': 'none' });
+    await checkThatFails(child, { ...policy, 'notify.khrun.dev/depends-on': parent });
+    expect(outcomeOf(await invoke(parent))).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    // The child's runner reads the parent's khstate (a real GET) and finds it failing.
+    expect(outcomeOf(await invoke(child))).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    expect(events(hook, child)).toEqual([]);
+    const blocked = readNotifyState(await readState(kc, ns, child));
+    expect(blocked).toMatchObject({ alert: 'ok', blocked: { by: [`khcheck ${ns}/${parent}`] } });
+    await setResult(parent, 'ok');
+    expect(outcomeOf(await invoke(parent))).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    expect(outcomeOf(await invoke(child))).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    expect(events(hook, child)).toEqual(['firing']);
+    expect(readNotifyState(await readState(kc, ns, child))?.blocked).toBeUndefined();
+  }, 300_000);
+
   it('a v3 HealthCheck fires the same way, its alert and outbox kept on the HealthCheck', async () => {
     const name = 'v3-fails';
     const checker = await goCheckerV3Binary();
