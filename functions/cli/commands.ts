@@ -7,6 +7,7 @@ import { logs } from './logs.ts';
 import { run } from './run.ts';
 import { tick } from './schedule.ts';
 import { serve } from './serve.ts';
+import { silence, unsilence } from './silence.ts';
 import { describe, status } from './status.ts';
 import { sync } from './sync.ts';
 import { handback, takeover } from './takeover.ts';
@@ -19,6 +20,8 @@ export const CLUSTER_COMMANDS: readonly CliCommand[] = [
   status,
   describe,
   logs,
+  silence,
+  unsilence,
   tick,
   sync,
   serve,

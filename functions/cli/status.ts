@@ -13,8 +13,8 @@ export const status: CliCommand = {
     name: 'status',
     summary: 'the checks and their last results, like kubectl get (-w: follow changes)',
     description:
-      'Prints every khcheck and its last result: CHECK NAMESPACE OK LAST RUN DURATION FAILURES ERROR, colored ' +
-      'on a terminal and plain when piped. -o wide adds the outcome, node and a run in progress; -o json ' +
+      'Prints every khcheck and its last result: CHECK NAMESPACE OK LAST RUN DURATION FAILURES ERROR (a silenced check marked by its name), colored ' +
+      'on a terminal and plain when piped. -o wide adds the outcome, node, a run in progress, uptime and alerts; -o json ' +
       "and -o yaml print Kuberhealthy v2's status document. With -w it then follows the khstates and prints " +
       'a line per check whose result changed (-o json: one JSON object per change) until interrupted. ' +
       'With --context A,B or --all-contexts it reads each cluster side by side (each within --cluster-timeout, ' +

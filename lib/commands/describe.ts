@@ -35,6 +35,7 @@ import {
 import { readTotals } from '../state/totals.ts';
 import { runDurationSeconds } from '../status/run-duration.ts';
 import { hasRun } from '../status/status-json.ts';
+import { describeAlerts } from './describe-alerts.ts';
 import { type DescribeLog, readDescribeLog, renderDescribeLog } from './describe-log.ts';
 import { formatTable, humanDuration, paint, shortDuration } from './table.ts';
 
@@ -141,6 +142,7 @@ export function renderDescribe(view: DescribeView, opts: { nowMs: number; color:
       `${t.succeeded} succeeded, ${t.failed} failed, ${t.timedOut} timed out, ${t.executionError} execution errors, ${t.skipped} skipped`,
     );
   }
+  out.push(...describeAlerts(view.kind ? state : check, state, { nowMs, color }));
   if (errors.length) {
     out.push('Errors:');
     for (const e of errors)

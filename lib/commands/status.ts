@@ -13,6 +13,7 @@ import { runDurationSeconds } from '../status/run-duration.ts';
 import { listKhStates } from '../status/state-cache.ts';
 import { buildStatus, goJson, hasRun, normalizeLastRun } from '../status/status-json.ts';
 import { formatDocument } from './document.ts';
+import { alertsCell, holdOfRow, type RowAlerts, rowAlertsOf, uptimeCell } from './status-alerts.ts';
 import { columnWidths, formatTable, humanDuration, paint, shortDuration } from './table.ts';
 
 export type StatusOutput = 'table' | 'wide' | 'json' | 'yaml';
@@ -35,6 +36,8 @@ export interface StatusRow {
   orphan: boolean;
   /** Set on a Kuberhealthy v3 HealthCheck's row only (a khcheck's row has none). */
   kind?: 'HealthCheck';
+  /** Silence, uptime and alert (status-alerts.ts); the cells are made when printed. */
+  alerts?: RowAlerts;
 }
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -42,7 +45,8 @@ const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 export function statusRows(checks: readonly KhCheck[], states: readonly KhState[]): StatusRow[] {
   const byKey = new Map(states.map((s) => [keyOf(s.metadata.namespace, s.metadata.name), s]));
   const keys = new Set([...checks.map((c) => keyOf(c.metadata.namespace, c.metadata.name)), ...byKey.keys()]);
-  const checkKeys = new Set(checks.map((c) => keyOf(c.metadata.namespace, c.metadata.name)));
+  const byCheck = new Map(checks.map((c) => [keyOf(c.metadata.namespace, c.metadata.name), c]));
+  const checkKeys = new Set(byCheck.keys());
   return [...keys].sort().map((key) => {
     const [namespace = '', name = ''] = key.split('/');
     const state = byKey.get(key);
@@ -62,6 +66,7 @@ export function statusRows(checks: readonly KhCheck[], states: readonly KhState[
       node: state?.spec?.Node ?? '',
       runningSinceMs: (state && readActiveRun(state)?.startedAtMs) ?? null,
       orphan: !checkKeys.has(key),
+      alerts: rowAlertsOf(byCheck.get(key), state),
     };
   });
 }
@@ -89,6 +94,7 @@ export function healthCheckRows(hcs: readonly HealthCheck[]): StatusRow[] {
       runningSinceMs: v.running ? v.lastRunMs : null,
       orphan: false,
       kind: 'HealthCheck',
+      alerts: rowAlertsOf(hc, view),
     };
   });
 }
@@ -106,7 +112,7 @@ export function mergeRows(khchecks: readonly StatusRow[], healthChecks: readonly
 export function statusHeader(wide: boolean, kinds = false): string[] {
   const header = ['CHECK', 'NAMESPACE', 'OK', 'LAST RUN', 'DURATION', 'FAILURES'];
   if (kinds) header.unshift('KIND');
-  if (wide) header.push('OUTCOME', 'NODE', 'RUNNING');
+  if (wide) header.push('OUTCOME', 'NODE', 'RUNNING', 'UPTIME(24H/7D/30D)', 'ALERTS');
   header.push('ERROR');
   return header;
 }
@@ -122,8 +128,10 @@ export function statusCells(
   const ok = !r.hasRun
     ? paint('-', 'dim', opts.color)
     : paint(String(r.ok), r.ok ? 'green' : 'red', opts.color);
+  // A silenced check is marked by its name, as an orphan is: the columns scripts read stay as they are.
+  const held = !opts.wide && holdOfRow(r.alerts, opts.nowMs) ? ' (silenced)' : '';
   const cells = [
-    safe(r.orphan ? `${r.name} (no khcheck)` : r.name),
+    safe(r.orphan ? `${r.name} (no khcheck)` : `${r.name}${held}`),
     safe(r.namespace),
     ok,
     r.lastRunMs === null ? '<never>' : humanDuration(opts.nowMs - r.lastRunMs),
@@ -136,6 +144,8 @@ export function statusCells(
       safe(r.outcome || '-'),
       safe(r.node || '-'),
       r.runningSinceMs === null ? '-' : `for ${humanDuration(opts.nowMs - r.runningSinceMs)}`,
+      uptimeCell(r.alerts, opts.nowMs),
+      safe(alertsCell(r.alerts, opts.nowMs)),
     );
   }
   const error = safe(oneLine(r.firstError));
@@ -203,6 +213,7 @@ export async function statusCommand(opts: StatusCommandOptions): Promise<number>
       currentMaster: opts.currentMaster,
       namespaces: opts.namespaces,
       healthChecks,
+      khrunDetailsAtMs: opts.nowMs(),
     });
     opts.write(opts.output === 'json' ? goJson(status) : formatDocument(status, 'yaml'));
     return EXIT.ok;

@@ -7,7 +7,7 @@ import type { KhState } from '../state/resources.ts';
 import type { HealthCheckApi } from './healthcheck-api.ts';
 import { podViewOf, toV3Pod } from './pod-view.ts';
 import { HC_POD, type HealthCheck } from './resources.ts';
-import { khrunPartsOf, planHealthCheckWrite, stateViewOf } from './state-view.ts';
+import { isKhrunKey, khrunPartsOf, planHealthCheckWrite, stateViewOf } from './state-view.ts';
 import { readHealthCheckStatus } from './status-view.ts';
 import { runnableViewOf } from './validate.ts';
 
@@ -103,7 +103,12 @@ export function healthCheckPort(api: HealthCheckApi): HealthCheckPort {
       const writes: Array<(hc: HealthCheck) => Promise<HealthCheck>> = [];
       if (status) writes.push(async (hc) => remember(await api.replaceStatus({ ...hc, status }, writer)));
       if (annotations) {
-        const withAnnotations = (hc: HealthCheck) => ({ ...hc, metadata: { ...hc.metadata, annotations } });
+        // khrun's annotations from the plan, everyone else's as they are now: a person's annotation (a
+        // silence, khrun silence) written between the two writes is kept, never put back as it was.
+        const withAnnotations = (hc: HealthCheck) => ({
+          ...hc,
+          metadata: { ...hc.metadata, annotations: withKhrunKeys(hc.metadata.annotations, annotations) },
+        });
         writes.push(async (hc) => remember(await api.replace(withAnnotations(hc), writer)));
       }
       if (!plan.statusFirst) writes.reverse();
@@ -173,3 +178,11 @@ export function healthCheckPort(api: HealthCheckApi): HealthCheckPort {
 }
 
 const goneMessage = (namespace: string, name: string) => `HealthCheck ${namespace}/${name} no longer exists`;
+
+/** others with every khrun.dev/ key taken from khrun (and none of others' kept). */
+function withKhrunKeys(others: Record<string, string> | undefined, khrun: Record<string, string>) {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(others ?? {})) if (!isKhrunKey(k)) out[k] = v;
+  for (const [k, v] of Object.entries(khrun)) if (isKhrunKey(k)) out[k] = v;
+  return out;
+}

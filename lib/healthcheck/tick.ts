@@ -21,6 +21,7 @@ export function healthCheckTicks(p: {
     kind: 'healthcheck',
     batches: false,
     objects: p.healthChecks,
+    annotations: (hc) => hc.metadata.annotations,
     target: (hc) => ({ kind: 'healthcheck', namespace: hc.metadata.namespace, name: hc.metadata.name }),
     listed: (hc) => hc,
     decide: (_hc, current, nowMs) => (current ? decideHealthCheckDue(current, nowMs, p.timings) : undefined),

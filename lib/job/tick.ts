@@ -22,6 +22,7 @@ export function khjobTicks(p: {
     kind: 'khjob',
     batches: false,
     objects: p.jobs,
+    annotations: (job) => job.metadata.annotations,
     target: (job) => ({ kind: 'khjob', namespace: job.metadata.namespace, name: job.metadata.name }),
     listed: (job, states) => states.get(`${job.metadata.namespace}/${job.metadata.name}`) ?? null,
     decide: (job, state, nowMs) => decideJobDue(job, state, nowMs, p.timings),

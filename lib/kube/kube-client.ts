@@ -2,6 +2,7 @@ import {
   type ApiConstructor,
   type ApiType,
   AppsV1Api,
+  AuthenticationV1Api,
   BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -42,6 +43,8 @@ export interface KubeClient {
   readonly custom: CustomObjectsApi;
   readonly apps: AppsV1Api;
   readonly version: VersionApi;
+  /** Who this client is (SelfSubjectReview): `khrun silence` records it. */
+  readonly authentication: AuthenticationV1Api;
 }
 
 export interface KubeClientOptions {
@@ -114,6 +117,9 @@ function clientOver(
     },
     get version() {
       return api(VersionApi);
+    },
+    get authentication() {
+      return api(AuthenticationV1Api);
     },
   };
 }

@@ -112,7 +112,11 @@ function defaultsOf(raw: unknown, channels: ReadonlyMap<string, ChannelConfig>):
       'map policy keys (failure-threshold, channels, ...) to values',
     );
   const entries = Object.fromEntries(
-    Object.entries(raw).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : String(v)]),
+    Object.entries(raw).map(([k, v]) => [
+      k,
+      // A list of maintenance windows: their cron expressions hold commas, so ';' separates them.
+      Array.isArray(v) ? v.join(k === 'maintenance' ? ';' : ',') : isObj(v) ? JSON.stringify(v) : String(v),
+    ]),
   );
   const { layer, problems } = parsePolicyLayer(entries, (key) => `defaults.${key}`);
   const first: PolicyProblem | undefined = problems[0];

@@ -183,6 +183,7 @@ export async function claimDue<S extends Annotated>(
   store: OutboxStore<S>,
   listed: S,
   holder: string,
+  eligible: (n: QueuedNotification) => boolean = () => true,
 ): Promise<{ written: S; entries: QueuedNotification[]; untilMs: number } | undefined> {
   return store.update({
     writer: NOTIFY_WRITER,
@@ -192,7 +193,7 @@ export async function claimDue<S extends Annotated>(
     decide: (current) => {
       const state = readNotifyState(current);
       const nowMs = deps.clock.nowMs();
-      const due = (state?.outbox ?? []).filter((n) => deliverableBy(n, holder, nowMs));
+      const due = (state?.outbox ?? []).filter((n) => deliverableBy(n, holder, nowMs) && eligible(n));
       if (!current || !state || due.length === 0) return done(undefined);
       const lease = { holder, untilMs: nowMs + leaseSpanMs(due, deps.config) };
       const ids = new Set(due.map((n) => n.id));

@@ -1,5 +1,10 @@
+import { formatMsAsGoDuration } from '../core/duration.ts';
 import type { KindName } from '../core/run-target.ts';
 import type { QueuedNotification } from '../state/notify-state.ts';
+
+/** Whether a notice closes what it is about at the receivers (an incident resolved, flapping settled). */
+export const closes = (n: Pick<QueuedNotification, 'event'>) =>
+  n.event === 'resolved' || n.event === 'settled';
 
 /** A queued notification with the object it is about: what every channel renders. */
 export interface Notice extends QueuedNotification {
@@ -32,19 +37,35 @@ export function statusLink(base: string | undefined, n: Pick<Notice, 'namespace'
 export function messageParts(n: Notice, statusPageUrl?: string): MessageParts {
   const what = `${NOUN[n.kind]} ${n.namespace}/${n.name}`;
   const times = n.failures === 1 ? 'once' : `${n.failures} times in a row`;
+  const window = n.windowMs ? formatMsAsGoDuration(n.windowMs) : '';
   const title =
     n.event === 'resolved'
       ? `[RESOLVED] ${what} recovered: ${n.outcome}`
       : n.event === 'reminder'
         ? `[FIRING] ${what} is still failing: ${n.outcome} ${times}`
-        : `[FIRING] ${what} is failing: ${n.outcome} ${times}`;
+        : n.event === 'flapping'
+          ? `[FLAPPING] ${what} changed state ${n.flaps ?? 0} times within ${window}: no more notices until it is stable for ${window}`
+          : n.event === 'settled'
+            ? `[SETTLED] ${what} stopped flapping: ${n.alert === 'firing' ? 'failing' : 'OK'}`
+            : `[FIRING] ${what} is failing: ${n.outcome} ${times}`;
   const statusUrl = statusLink(statusPageUrl, n);
   const facts: MessageParts['facts'] = [];
   if (n.error) facts.push({ label: 'Error', value: n.error });
-  facts.push({ label: 'Outcome', value: n.outcome });
+  facts.push({
+    label: n.event === 'flapping' || n.event === 'settled' ? 'Last outcome' : 'Outcome',
+    value: n.outcome,
+  });
   facts.push({ label: 'Run', value: n.run });
-  facts.push({ label: n.event === 'resolved' ? 'Failing from' : 'Failing since', value: iso(n.sinceMs) });
+  if (n.event === 'flapping' || n.event === 'settled')
+    facts.push({ label: 'Flapping since', value: iso(n.sinceMs) });
+  else
+    facts.push({ label: n.event === 'resolved' ? 'Failing from' : 'Failing since', value: iso(n.sinceMs) });
   if (n.event === 'resolved') facts.push({ label: 'Resolved at', value: iso(n.atMs) });
+  if (n.held)
+    facts.push({
+      label: 'Held',
+      value: 'decided during a silence or maintenance window, sent when it ended',
+    });
   if (statusUrl) facts.push({ label: 'Status page', value: statusUrl });
   return { title, facts, ...(statusUrl ? { statusUrl } : {}) };
 }

@@ -13,11 +13,15 @@ import {
   send,
   settlePass,
 } from './deliver.ts';
+import type { ReadParent } from './dependencies.ts';
+import { holdAt } from './hold.ts';
 import type { HttpSender } from './http.ts';
 import { deliverableBy, leaseDue, leasedTo } from './outbox.ts';
+import { type ParentReads, parentReads } from './parent-reads.ts';
+import type { Policy } from './policy.ts';
 import { type PolicySubject, policySource, type ReadNamespaceDefaults } from './policy-source.ts';
 import type { Annotated, OutboxStore } from './store.ts';
-import { decideTransition, keyOf, needsPolicy, type OutcomeFacts } from './transition.ts';
+import { decideTransition, keyOf, needsPolicy, type OutcomeFacts, renewMsOf } from './transition.ts';
 
 /** What an outcome write tells the notifier: the check, the outcome as recorded, who writes it. */
 export interface RecordedFacts {
@@ -38,6 +42,8 @@ export interface NotifierPorts {
   clock: Clock;
   log: Log;
   readDefaults?: ReadNamespaceDefaults;
+  /** Reads a parent's state (notify.khrun.dev/depends-on); absent: dependencies are not followed. */
+  readParent?: ReadParent;
 }
 
 /**
@@ -49,6 +55,8 @@ export interface NotifierPorts {
 export interface Notifier {
   readonly config: NotifyConfig;
   readonly budget: DeliveryBudget;
+  /** Parents' states read so far by this process's decisions (dependencies: a figure of their cost). */
+  readonly parentReads: () => number;
   /**
    * The object carrying the transition this outcome decides, for the outcome's own write (pure but for
    * the namespace defaults' one read). Never throws: a failure to decide is logged and leaves the
@@ -69,10 +77,12 @@ export function createNotifier(config: NotifyConfig, ports: NotifierPorts): Noti
   const policies = policySource(config, { readDefaults: ports.readDefaults, log: ports.log });
   const budget = deliveryBudget(config.maxDeliveries);
   const deps = { config, http: ports.http, clock: ports.clock, log: ports.log, budget };
+  const parents: ParentReads = parentReads(ports.readParent, ports.clock);
 
   return {
     config,
     budget,
+    parentReads: () => parents.count(),
     async decide(recorded, facts) {
       try {
         const current = readNotifyState(recorded);
@@ -80,10 +90,20 @@ export function createNotifier(config: NotifyConfig, ports: NotifierPorts): Noti
         const resolved = needsPolicy(current, outcomeFacts)
           ? await policies.resolve(facts.subject)
           : undefined;
-        const due = (current?.outbox.length ?? 0) + 1;
+        const policy: Policy = resolved?.policy ?? policies.light(facts.subject);
+        const hold = holdAt(policy, facts.atMs);
+        const blocking =
+          resolved && !outcomeFacts.ok && policy.dependsOn.length
+            ? await parents.blocking(facts.subject, policy.dependsOn)
+            : undefined;
+        const due = (current?.outbox.length ?? 0) + 3;
         const spanMs = leaseSpanMs([{ channels: [...config.channels.keys()] }], config) * due;
         const lease = facts.holder ? { holder: facts.holder, untilMs: facts.atMs + spanMs } : undefined;
-        const decision = decideTransition(current, outcomeFacts, resolved?.policy, lease ? { lease } : {});
+        const decision = decideTransition(current, outcomeFacts, resolved?.policy, {
+          ...(lease ? { lease } : {}),
+          ...(hold ? { hold } : {}),
+          ...(blocking?.by ? { blockedBy: blocking.by } : {}),
+        });
         let next: NotifyState | undefined = decision.state;
         // Older notifications that are due (their holder died, or their backoff ran out) go with this
         // write's holder too: delivered by it after the write, without a write of their own to claim them.
@@ -95,17 +115,21 @@ export function createNotifier(config: NotifyConfig, ports: NotifierPorts): Noti
         )
           next = { ...next, outbox: leaseDue(next.outbox, lease, facts.atMs) };
         if (resolved && next) {
-          const problems = resolved.problems.length ? resolved.problems : undefined;
+          const all = [...resolved.problems, ...(blocking?.problems ?? [])];
+          const problems = all.length ? all.slice(0, 5) : undefined;
           if (JSON.stringify(problems) !== JSON.stringify(next.problems))
             next = { ...withoutProblems(next), ...(problems ? { problems } : {}) };
-          for (const problem of resolved.problems) ports.log.warn('notification policy problem', { problem });
+          for (const problem of all) ports.log.warn('notification policy problem', { problem });
         }
-        if (decision.transition !== 'none')
+        if (decision.transition !== 'none' || decision.suppressed)
           ports.log.info('alert transition', {
             check: `${facts.subject.namespace}/${facts.subject.name}`,
             transition: decision.transition,
-            ...(decision.queued
-              ? { notification: decision.queued.id, channels: decision.queued.channels }
+            ...(decision.suppressed ? { suppressed: decision.suppressed } : {}),
+            ...(decision.suppressed === 'blocked' && blocking?.by ? { blockedBy: blocking.by[0] } : {}),
+            ...(hold && decision.queued.length ? { heldUntil: new Date(hold.untilMs).toISOString() } : {}),
+            ...(decision.queued.length
+              ? { notifications: decision.queued.map((q) => `${q.id} → ${q.channels.join(',')}`) }
               : {}),
           });
         return next === current ? recorded : withNotifyState(recorded, next);
@@ -131,8 +155,7 @@ export function createNotifier(config: NotifyConfig, ports: NotifierPorts): Noti
             await settlePass(deps, store, written, results, facts.holder);
           }
         }
-        if (state?.alert === 'firing' && !facts.outcome.ok && facts.runUuid)
-          await renew(state, written.metadata, facts);
+        if (state && !facts.outcome.ok && facts.runUuid) await renew(state, written.metadata, facts);
       } catch (error) {
         ports.log.error('notification delivery failed unexpectedly; the tick retries it', {
           error: error instanceof Error ? error.message : String(error),
@@ -141,27 +164,45 @@ export function createNotifier(config: NotifyConfig, ports: NotifierPorts): Noti
     },
   };
 
-  /** A failing run of a firing alert that queued nothing for it: Alertmanager's endsAt moves ahead. */
+  /**
+   * A failing run that queued nothing: Alertmanager's alert moves its endsAt ahead. The flapping alert
+   * while flapping, else the firing incident once announced (not quiet, not held by a silence).
+   */
   async function renew(state: NotifyState, ref: { namespace: string; name: string }, facts: RecordedFacts) {
-    const queuedNow = state.outbox.some((n) => n.id.startsWith(keyOf(facts.runUuid)));
-    if (queuedNow || !state.incident) return;
-    for (const name of state.channels ?? []) {
+    if (state.outbox.some((n) => n.id.startsWith(keyOf(facts.runUuid)))) return;
+    const f = factsOf(facts);
+    const held = state.outbox.some((n) => n.event === 'firing' && n.incident === state.incident && n.held);
+    const target = state.flapping
+      ? {
+          event: 'flapping' as const,
+          incident: state.flapping.incident,
+          channels: state.flapping.channels,
+          severity: state.flapping.severity,
+          sinceMs: state.flapping.sinceMs,
+          renewMs: state.flapping.windowMs + renewMsOf(f.runIntervalMs),
+        }
+      : state.alert === 'firing' && state.incident && !state.quiet && !held
+        ? {
+            event: 'reminder' as const,
+            incident: state.incident,
+            channels: state.channels ?? [],
+            severity: state.severity ?? 'error',
+            sinceMs: state.sinceMs ?? f.atMs,
+            renewMs: renewMsOf(f.runIntervalMs),
+          }
+        : undefined;
+    for (const name of target?.channels ?? []) {
       const channel = config.channels.get(name);
-      if (channel?.type !== 'alertmanager' || !budget.take()) continue;
-      const f = factsOf(facts);
+      if (!target || channel?.type !== 'alertmanager' || !budget.take()) continue;
       const verdict = await send(deps, channel, {
+        ...target,
         id: `${keyOf(facts.runUuid)}-renewal`,
-        incident: state.incident,
-        event: 'reminder',
         kind: f.kind,
         outcome: f.outcome,
-        severity: state.severity ?? 'error',
         ...(f.error ? { error: f.error } : {}),
         run: facts.runUuid.slice(0, 8),
         failures: f.consecutiveFailures,
-        sinceMs: state.sinceMs ?? f.atMs,
         atMs: f.atMs,
-        renewMs: Math.max(4 * f.runIntervalMs, 5 * 60_000),
         channels: [name],
         attempts: 0,
         nextAtMs: f.atMs,

@@ -70,6 +70,12 @@ export function policySource(
   }
 
   return {
+    /**
+     * The policy from what needs no request (the check's annotations over the cluster's defaults): enough
+     * to tell a silence or maintenance window when no decision needs the whole policy. Problems are left
+     * to the next full resolve.
+     */
+    light: (subject: PolicySubject): Policy => lightPolicy(config, subject.annotations),
     async resolve(subject: PolicySubject): Promise<ResolvedPolicy> {
       const ns = await namespaceLayer(subject.namespace);
       const problems: PolicyProblem[] = [];
@@ -110,3 +116,15 @@ export function policySource(
 }
 
 export type PolicySource = ReturnType<typeof policySource>;
+
+/**
+ * The policy from what needs no request: an object's annotations over the cluster's defaults (the
+ * namespace's defaults left out). Enough to tell a silence; its problems are left to a full resolve.
+ */
+export function lightPolicy(
+  config: Pick<NotifyConfig, 'defaults'>,
+  annotations?: Readonly<Record<string, string>>,
+): Policy {
+  const own = parsePolicyLayer(policyAnnotations(annotations), () => '');
+  return resolvePolicy([config.defaults, own.layer]);
+}

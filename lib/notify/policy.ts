@@ -1,4 +1,9 @@
 import { parseGoDuration } from '../core/duration.ts';
+import { type ParentRef, parseDependsOn } from './dependencies.ts';
+import { type FlapPolicy, parseFlapping } from './flapping.ts';
+import { type MaintenanceWindow, parseMaintenance } from './maintenance.ts';
+import type { Parsed } from './policy-value.ts';
+import { parseSilence, type Silence } from './silence.ts';
 
 /**
  * When and where a check's alerts are sent. Set by annotations on the check object (a v2 khcheck or
@@ -19,6 +24,21 @@ export interface Policy {
   reminderMs: number;
   /** PagerDuty's severity, and the `severity` label at Alertmanager. */
   severity: Severity;
+  /** A silence (`khrun silence` writes it on the check object); null: none. */
+  silence: Silence | null;
+  /** Recurring maintenance windows: notifications are held while one is open. */
+  maintenance: MaintenanceWindow[];
+  /**
+   * What a transition decided during a silence or window does: `notify` holds its notification until the
+   * hold ends (then sent if still true: a firing that resolved meanwhile is dropped with its resolution),
+   * `drop` sends nothing of an incident that fired during it. A resolution of an incident announced
+   * before is sent when the hold ends either way, so no receiver keeps an incident open.
+   */
+  afterSilence: 'notify' | 'drop';
+  /** Checks this one depends on: while one is failing, this one's failures notify nobody. */
+  dependsOn: ParentRef[];
+  /** Transitions within a window that make one flapping notice; null: off. */
+  flapping: FlapPolicy | null;
 }
 
 export const SEVERITIES = ['critical', 'error', 'warning', 'info'] as const;
@@ -32,6 +52,11 @@ export const BUILTIN_POLICY: Policy = {
   sendResolved: true,
   reminderMs: 0,
   severity: 'error',
+  silence: null,
+  maintenance: [],
+  afterSilence: 'notify',
+  dependsOn: [],
+  flapping: null,
 };
 
 /** The annotations' prefix: `notify.khrun.dev/failure-threshold: "3"`. Not khrun.dev/, which is khrun's state. */
@@ -45,6 +70,11 @@ export const POLICY_KEYS = [
   'send-resolved',
   'reminder',
   'severity',
+  'silence',
+  'maintenance',
+  'after-silence',
+  'depends-on',
+  'flapping',
 ] as const;
 export type PolicyKey = (typeof POLICY_KEYS)[number];
 
@@ -54,8 +84,6 @@ export type PolicyLayer = Partial<Policy>;
 const MAX_THRESHOLD = 1000;
 const MAX_CHANNELS = 8;
 const CHANNEL_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-type Parsed<T> = { ok: true; value: T } | { ok: false; want: string };
 
 function count(text: string): Parsed<number> {
   const t = text.trim();
@@ -100,6 +128,16 @@ const PARSERS: { [K in PolicyKey]: (text: string) => Parsed<unknown> } = {
       ? { ok: true, value: t }
       : { ok: false, want: `one of ${SEVERITIES.join(', ')}` };
   },
+  silence: parseSilence,
+  maintenance: parseMaintenance,
+  'after-silence': (text) => {
+    const t = text.trim().toLowerCase();
+    return t === 'notify' || t === 'drop'
+      ? { ok: true, value: t }
+      : { ok: false, want: '"notify" or "drop"' };
+  },
+  'depends-on': parseDependsOn,
+  flapping: parseFlapping,
 };
 
 const FIELD: { [K in PolicyKey]: keyof Policy } = {
@@ -109,6 +147,11 @@ const FIELD: { [K in PolicyKey]: keyof Policy } = {
   'send-resolved': 'sendResolved',
   reminder: 'reminderMs',
   severity: 'severity',
+  silence: 'silence',
+  maintenance: 'maintenance',
+  'after-silence': 'afterSilence',
+  'depends-on': 'dependsOn',
+  flapping: 'flapping',
 };
 
 /** A value a layer could not use: which setting, what it held, what to write instead. Never fatal. */

@@ -1,8 +1,9 @@
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
-import { readNotifyState } from '../state/notify-state.ts';
+import { type QueuedNotification, readNotifyState } from '../state/notify-state.ts';
 import type { NotifyConfig } from './config.ts';
 import { claimDue, type DeliveryBudget, deliverPass, deliveryBudget, settlePass } from './deliver.ts';
+import type { Hold } from './hold.ts';
 import type { HttpSender } from './http.ts';
 import { dueEntries } from './outbox.ts';
 import type { Annotated, OutboxStore } from './store.ts';
@@ -11,11 +12,13 @@ import type { Annotated, OutboxStore } from './store.ts';
 export interface SweepItem<S extends Annotated = Annotated> {
   listed: S;
   store: OutboxStore<S>;
+  /** The silence or window holding its check's notifications now: its held entries wait. */
+  hold?: Hold;
 }
 
 /** An item of any object type, kept with its own store (the sweep only reads annotations and hands it back). */
-export const sweepItem = <S extends Annotated>(listed: S, store: OutboxStore<S>): SweepItem =>
-  ({ listed, store }) as unknown as SweepItem;
+export const sweepItem = <S extends Annotated>(listed: S, store: OutboxStore<S>, hold?: Hold): SweepItem =>
+  ({ listed, store, ...(hold ? { hold } : {}) }) as unknown as SweepItem;
 
 export interface SweepResult {
   /** Objects whose due notifications this sweep claimed. */
@@ -41,9 +44,12 @@ export async function sweepOutboxes(
   const before = budget.used;
   for (const item of items) {
     if (budget.used >= deps.config.maxDeliveries) break;
-    if (dueEntries(readNotifyState(item.listed), holder, deps.clock.nowMs()).length === 0) continue;
+    // An entry held by a silence waits while its check is still silenced (extended since it was queued).
+    const eligible = (n: QueuedNotification) => !(n.held && item.hold);
+    const due = dueEntries(readNotifyState(item.listed), holder, deps.clock.nowMs()).filter(eligible);
+    if (due.length === 0) continue;
     try {
-      const claim = await claimDue(d, item.store, item.listed, holder);
+      const claim = await claimDue(d, item.store, item.listed, holder, eligible);
       if (!claim) continue;
       claimed++;
       const { namespace, name } = item.listed.metadata;

@@ -24,6 +24,7 @@ export function khcheckTicks(p: {
     kind: 'khcheck',
     batches: true,
     objects: p.checks.map((check) => ({ check, schedule: scheduleOf(check) })),
+    annotations: (item) => item.check.metadata.annotations,
     target: ({ check }) => ({
       kind: 'khcheck',
       namespace: check.metadata.namespace,

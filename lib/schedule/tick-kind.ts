@@ -20,6 +20,8 @@ export interface TickKind<T, S> {
   objects: readonly T[];
   /** What the object is; targetLabel of it names it in the tick's entries and logs. */
   target(item: T): RunTarget;
+  /** The object's annotations (its notify.khrun.dev/depends-on orders a tick's dispatch: parents first). */
+  annotations?(item: T): Readonly<Record<string, string>> | undefined;
   /** The version of the claim's object the tick listed (null: none yet); the claim starts from it. */
   listed(item: T, states: ListedStates): S | null;
   /** Whether the object is due on a version of its state; undefined: the tick does not list it at all. */

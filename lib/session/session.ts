@@ -22,6 +22,7 @@ import { endpointProbeFor } from '../run/endpoint-probe.ts';
 import { runIteration } from '../run/iteration.ts';
 import { reportInbox } from '../run/report-inbox.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
+import { kubeParentStates } from './parent-states.ts';
 
 /**
  * The settings configuration gives every run, whatever its kind and front end (`khrun run`, a batch, serve's
@@ -153,6 +154,7 @@ export async function openSession(opts: SessionOptions): Promise<Session> {
       clock,
       log: opts.log,
       readDefaults: kubeNamespaceDefaults(client),
+      readParent: kubeParentStates(client),
     });
   const notifiers = new Map<KindName, RunNotifier>(
     notifier

@@ -2,6 +2,7 @@ import { HISTORY_ANNOTATION, type HistoryEntry, parseHistory } from './history.t
 import type { OutcomeKind } from './outcome-kind.ts';
 import { KH_GROUP, KH_VERSION, type KhState, type KhStateSpec } from './resources.ts';
 import { type OutcomeTotals, parseTotals, TOTALS_ANNOTATION } from './totals.ts';
+import { parseUptime, UPTIME_ANNOTATION, type Uptime } from './uptime.ts';
 
 /**
  * khrun's own bookkeeping lives in annotations under this prefix: the v2.7 khstate schema prunes unknown
@@ -19,6 +20,7 @@ export const ANNOTATION = {
   dispatch: 'khrun.dev/dispatched',
   history: HISTORY_ANNOTATION,
   totals: TOTALS_ANNOTATION,
+  uptime: UPTIME_ANNOTATION,
 } as const;
 
 /** The active run, as the claim wrote it. Times are epoch milliseconds. */
@@ -160,6 +162,7 @@ export interface KhStateModel {
   consecutiveFailures?: number;
   history: HistoryEntry[];
   totals?: OutcomeTotals;
+  uptime?: Uptime;
 }
 
 /** Parses a khstate into the model; damaged annotations read as absent, never as trusted values. */
@@ -186,6 +189,7 @@ export function readKhState(state: KhState): KhStateModel {
     history: parseHistory(annotations[ANNOTATION.history]),
     totals:
       annotations[ANNOTATION.totals] === undefined ? undefined : parseTotals(annotations[ANNOTATION.totals]),
+    uptime: parseUptime(annotations[ANNOTATION.uptime]),
   };
 }
 
@@ -201,6 +205,7 @@ function annotationTexts(model: KhStateModel): Record<string, string | undefined
       model.consecutiveFailures === undefined ? undefined : String(model.consecutiveFailures),
     [ANNOTATION.history]: model.history.length ? JSON.stringify(model.history) : undefined,
     [ANNOTATION.totals]: json(model.totals),
+    [ANNOTATION.uptime]: json(model.uptime),
   };
 }
 

@@ -9,8 +9,11 @@ import type { OutcomeKind } from './outcome-kind.ts';
  */
 export const NOTIFY_ANNOTATION = 'khrun.dev/notify';
 
-/** What a notification announces: the alert fired, is still firing (a reminder), or resolved. */
-export type AlertEvent = 'firing' | 'reminder' | 'resolved';
+/**
+ * What a notification announces: the alert fired, is still firing (a reminder), or resolved; or the check
+ * started flapping (its transitions are held back until it settles) or settled.
+ */
+export type AlertEvent = 'firing' | 'reminder' | 'resolved' | 'flapping' | 'settled';
 
 /** Who may deliver a queued notification, until when: the invocation whose write queued or claimed it. */
 export interface DeliveryLease {
@@ -54,6 +57,35 @@ export interface QueuedNotification {
   lease?: DeliveryLease;
   /** Why the last pass failed, bounded. */
   lastError?: string;
+  /** Held by a silence or maintenance window until nextAtMs (re-checked before it goes out). */
+  held?: true;
+  /** flapping: the transitions counted within windowMs. */
+  flaps?: number;
+  windowMs?: number;
+  /** settled: the alert's state when the check settled. */
+  alert?: 'ok' | 'firing';
+}
+
+/** Who knew what when a check started flapping: its incident as the receivers last heard of it. */
+export interface FlappingState {
+  /** The flapping notice's incident (its id at Alertmanager and PagerDuty). */
+  incident: string;
+  sinceMs: number;
+  /** The last transition while flapping: it settles windowMs after it. */
+  lastMs: number;
+  windowMs: number;
+  channels: string[];
+  severity: string;
+  /** The incident the receivers knew as firing when it started (absent: they knew it ok). */
+  announced?: { incident: string; channels: string[]; severity: string };
+}
+
+/** The silence or maintenance window in force at the last decision, for the status page and JSON. */
+export interface HoldRecord {
+  untilMs: number;
+  source: 'silence' | 'maintenance';
+  reason?: string;
+  by?: string;
 }
 
 export interface NotifyState {
@@ -77,12 +109,22 @@ export interface NotifyState {
   rejected?: { id: string; channel: string; status: number; atMs: number };
   /** What was wrong with the policy at the last decision (an annotation's value...), bounded. */
   problems?: string[];
+  /** The firing incident was not announced (it fired during a silence with after-silence: drop): none of it is. */
+  quiet?: true;
+  /** The last failing outcome found these parents failing (direct parent first, root last): it notified nobody. */
+  blocked?: { by: string[]; atMs: number };
+  /** When the last transitions happened (fired, resolved), newest last, bounded: what flapping is counted from. */
+  flips?: number[];
+  flapping?: FlappingState;
+  /** The silence or window in force at the last decision (the check object's annotation is the truth). */
+  hold?: HoldRecord;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isStr = (v: unknown): v is string => typeof v === 'string';
-const EVENTS: readonly string[] = ['firing', 'reminder', 'resolved'];
+const EVENTS: readonly string[] = ['firing', 'reminder', 'resolved', 'flapping', 'settled'];
+const strs = (v: unknown): v is string[] => Array.isArray(v) && v.every(isStr);
 
 function isQueued(v: unknown): v is QueuedNotification {
   if (!isObj(v)) return false;
@@ -105,8 +147,43 @@ function isQueued(v: unknown): v is QueuedNotification {
     isNum(v.attempts) &&
     isNum(v.nextAtMs) &&
     (lease === undefined || (isObj(lease) && isStr(lease.holder) && isNum(lease.untilMs))) &&
-    (v.lastError === undefined || isStr(v.lastError))
+    (v.lastError === undefined || isStr(v.lastError)) &&
+    (v.held === undefined || v.held === true) &&
+    (v.flaps === undefined || isNum(v.flaps)) &&
+    (v.windowMs === undefined || isNum(v.windowMs)) &&
+    (v.alert === undefined || v.alert === 'ok' || v.alert === 'firing')
   );
+}
+
+function parseFlapping(v: unknown): FlappingState | undefined {
+  if (!isObj(v)) return undefined;
+  if (!isStr(v.incident) || !isNum(v.sinceMs) || !isNum(v.lastMs) || !isNum(v.windowMs)) return undefined;
+  if (!strs(v.channels) || !isStr(v.severity)) return undefined;
+  const a = v.announced;
+  const announced =
+    isObj(a) && isStr(a.incident) && strs(a.channels) && isStr(a.severity)
+      ? { incident: a.incident, channels: a.channels, severity: a.severity }
+      : undefined;
+  return {
+    incident: v.incident,
+    sinceMs: v.sinceMs,
+    lastMs: v.lastMs,
+    windowMs: v.windowMs,
+    channels: v.channels,
+    severity: v.severity,
+    ...(announced ? { announced } : {}),
+  };
+}
+
+function parseHold(v: unknown): HoldRecord | undefined {
+  if (!isObj(v) || !isNum(v.untilMs) || (v.source !== 'silence' && v.source !== 'maintenance'))
+    return undefined;
+  return {
+    untilMs: v.untilMs,
+    source: v.source,
+    ...(isStr(v.reason) ? { reason: v.reason } : {}),
+    ...(isStr(v.by) ? { by: v.by } : {}),
+  };
 }
 
 /**
@@ -137,6 +214,14 @@ export function parseNotifyState(text: string | undefined): NotifyState | undefi
   if (isObj(r) && isStr(r.id) && isStr(r.channel) && isNum(r.status) && isNum(r.atMs))
     state.rejected = { id: r.id, channel: r.channel, status: r.status, atMs: r.atMs };
   if (Array.isArray(v.problems) && v.problems.every(isStr) && v.problems.length) state.problems = v.problems;
+  if (v.quiet === true) state.quiet = true;
+  const b = v.blocked;
+  if (isObj(b) && strs(b.by) && b.by.length && isNum(b.atMs)) state.blocked = { by: b.by, atMs: b.atMs };
+  if (Array.isArray(v.flips) && v.flips.every(isNum) && v.flips.length) state.flips = v.flips;
+  const flapping = parseFlapping(v.flapping);
+  if (flapping) state.flapping = flapping;
+  const hold = parseHold(v.hold);
+  if (hold) state.hold = hold;
   return state;
 }
 
@@ -154,6 +239,11 @@ export function formatNotifyState(state: NotifyState): string {
     ...(state.dropped ? { dropped: state.dropped } : {}),
     ...(state.rejected ? { rejected: state.rejected } : {}),
     ...(state.problems?.length ? { problems: state.problems } : {}),
+    ...(state.quiet ? { quiet: true } : {}),
+    ...(state.blocked ? { blocked: state.blocked } : {}),
+    ...(state.flips?.length ? { flips: state.flips } : {}),
+    ...(state.flapping ? { flapping: state.flapping } : {}),
+    ...(state.hold ? { hold: state.hold } : {}),
   });
 }
 

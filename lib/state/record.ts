@@ -6,6 +6,7 @@ import type { RunOutcome } from './outcome.ts';
 import { OutcomeKind } from './outcome-kind.ts';
 import type { KhState } from './resources.ts';
 import { addOutcome, emptyTotals } from './totals.ts';
+import { addResult } from './uptime.ts';
 
 export { toKubeTime } from '../core/kube-time.ts';
 
@@ -51,6 +52,9 @@ export function withResult(
       runIntervalMs: ctx.runIntervalMs,
       timeoutMs: ctx.timeoutMs,
     }),
+    // A skipped run measured nothing: not counted in the availability.
+    uptime:
+      outcome.kind === OutcomeKind.Skipped ? model.uptime : addResult(model.uptime, outcome.ok, ctx.nowMs),
   };
 }
 

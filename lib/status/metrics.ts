@@ -10,6 +10,7 @@ import {
   type OutcomeTotals,
   readTotals,
 } from '../state/totals.ts';
+import { addAvailabilitySeries } from './availability-metrics.ts';
 import { errorLabel, type MetricsOptions } from './error-label.ts';
 import { addJobSeries } from './job-metrics.ts';
 import { runDurationSeconds } from './run-duration.ts';
@@ -224,5 +225,15 @@ export async function renderMetrics(states: readonly KhState[], input: RenderMet
     ),
   );
   addJobSeries(registry, status.JobDetails, input.options);
+  addAvailabilitySeries(
+    registry,
+    Object.entries(status.CheckDetails).map(([key, d]) => ({
+      key,
+      namespace: d.Namespace,
+      state: byKey.get(key) as KhState,
+    })),
+    input.healthChecks ?? [],
+    { namespaces: input.namespaces, nowMs: input.nowMs },
+  );
   return registry.metrics();
 }

@@ -4,6 +4,7 @@ import { healthCheckStatusView } from '../healthcheck/status-view.ts';
 import { type HistoryEntry, readHistory } from '../state/history.ts';
 import { readActiveRun, readConsecutiveFailures, readLastOutcome } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
+import { type CheckAlerts, checkAlerts } from './check-alerts.ts';
 import { runDurationSeconds } from './run-duration.ts';
 import { checkKey, hasRun, normalizeLastRun } from './status-json.ts';
 
@@ -29,6 +30,8 @@ export interface PageCheck {
   /** The run in progress, if any. */
   running: { startedAtMs: number; deadlineMs: number } | null;
   history: HistoryEntry[];
+  /** Availability, alert, silence and blocking parent (check-alerts.ts). */
+  alerts: CheckAlerts;
   /** The cluster it is in, on a page over several (fleet-routes.ts); absent on one cluster's page. */
   cluster?: string;
 }
@@ -52,7 +55,7 @@ export interface PageData {
   clusters?: PageCluster[];
 }
 
-function pageCheck(state: KhState): PageCheck {
+function pageCheck(state: KhState, nowMs: number): PageCheck {
   const spec = state.spec;
   const errors = (Array.isArray(spec?.Errors) ? spec.Errors : []).filter(
     (e) => typeof e === 'string' && e.trim() !== '',
@@ -75,6 +78,7 @@ function pageCheck(state: KhState): PageCheck {
     outcome: readLastOutcome(state)?.kind ?? null,
     running: active ? { startedAtMs: active.startedAtMs, deadlineMs: active.deadlineMs } : null,
     history: readHistory(state),
+    alerts: checkAlerts(state, nowMs),
   };
 }
 
@@ -82,7 +86,7 @@ function pageCheck(state: KhState): PageCheck {
  * A HealthCheck as the page shows it: its result from its status as v3 writes it, khrun's history and
  * consecutive failures from its annotations (the khstate view of it, as `khrun status` reads it).
  */
-function pageHealthCheck(hc: HealthCheck): PageCheck {
+function pageHealthCheck(hc: HealthCheck, nowMs: number): PageCheck {
   const v = healthCheckStatusView(hc);
   const view = stateViewOf(hc);
   const errors = v.errors.filter((e) => e.trim() !== '');
@@ -102,6 +106,7 @@ function pageHealthCheck(hc: HealthCheck): PageCheck {
     outcome: readLastOutcome(view)?.kind ?? null,
     running: active ? { startedAtMs: active.startedAtMs, deadlineMs: active.deadlineMs } : null,
     history: readHistory(view),
+    alerts: checkAlerts(view, nowMs),
   };
 }
 
@@ -120,11 +125,13 @@ export function buildPageData(
 ): PageData {
   const wanted = opts.namespaces?.length ? new Set(opts.namespaces) : undefined;
   const checks = [
-    ...states.filter((s) => !wanted || wanted.has(s.spec?.Namespace ?? s.metadata.namespace)).map(pageCheck),
+    ...states
+      .filter((s) => !wanted || wanted.has(s.spec?.Namespace ?? s.metadata.namespace))
+      .map((s) => pageCheck(s, opts.nowMs)),
     // A HealthCheck is filtered by its own namespace, as the status JSON and v3's /json do.
     ...(opts.healthChecks ?? [])
       .filter((hc) => !wanted || wanted.has(hc.metadata.namespace))
-      .map(pageHealthCheck),
+      .map((hc) => pageHealthCheck(hc, opts.nowMs)),
   ].sort((a, b) => {
     const down = Number(a.hasRun && !a.ok) - Number(b.hasRun && !b.ok);
     if (down !== 0) return -down;

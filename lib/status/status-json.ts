@@ -1,8 +1,10 @@
 import type { HealthCheck } from '../healthcheck/resources.ts';
+import { stateViewOf } from '../healthcheck/state-view.ts';
 import { listedHealthChecks, type V3CheckDetail } from '../healthcheck/status-json.ts';
 import { readActiveRun, readLastOutcome } from '../state/khstate.ts';
 import type { KhState } from '../state/resources.ts';
 import { isJobState } from '../state/workload.ts';
+import { type CheckAlerts, checkAlerts } from './check-alerts.ts';
 
 /** One check in v2's status JSON: the khstate spec with v2's keys, in v2's (Go struct) order. */
 export interface V2WorkloadDetails {
@@ -27,6 +29,12 @@ export interface V2Status {
   Metadata?: Record<string, string>;
   /** khrun: Kuberhealthy v3 HealthChecks by `namespace/name`, as v3's `/json` entries; absent when none ran. */
   HealthCheckDetails?: Record<string, V3CheckDetail>;
+  /**
+   * khrun, when asked for (`?khrun=1`, `khrun status -o json`): each listed check's availability, alert,
+   * silence and blocking parent, by the key of CheckDetails and JobDetails (a HealthCheck: `HealthCheck:` and
+   * its HealthCheckDetails key).
+   */
+  KhrunDetails?: Record<string, CheckAlerts>;
 }
 
 export interface StatusOptions {
@@ -37,6 +45,8 @@ export interface StatusOptions {
   metadata?: Record<string, string>;
   /** HealthChecks to list beside the khchecks (healthcheck-json.ts); their failures count in OK and Errors. */
   healthChecks?: readonly HealthCheck[];
+  /** Add KhrunDetails as of this time (not v2's: only when asked for). */
+  khrunDetailsAtMs?: number;
 }
 
 /** v2's parsing of `?namespace=`: comma-separated, empty items dropped (`?namespace=,` means all). */
@@ -123,6 +133,12 @@ export function buildStatus(states: readonly KhState[], opts: StatusOptions): V2
     if (!detail.ok) status.OK = false;
     status.Errors.push(...errors);
   }
+  const atMs = opts.khrunDetailsAtMs;
+  if (atMs !== undefined)
+    status.KhrunDetails = Object.fromEntries([
+      ...listed.map(([key, state]) => [key, checkAlerts(state, atMs)] as const),
+      ...hcs.map(({ key, hc }) => [`HealthCheck:${key}`, checkAlerts(stateViewOf(hc), atMs)] as const),
+    ]);
   return status;
 }
 

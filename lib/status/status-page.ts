@@ -44,6 +44,7 @@ pre.logtext{margin:4px 0 0;padding:6px 8px;max-height:16em;overflow:auto;backgro
 .lognote{color:var(--muted);font-size:11px}
 .empty{color:var(--muted);padding:24px}
 h2.cluster{grid-column:1/-1;display:flex;gap:10px;align-items:center;margin:8px 0 0;font-size:16px}
+.alerting{margin:4px 0;font-size:12px;color:var(--muted)}.alerting b{color:var(--run)}
 `;
 
 const SCRIPT = `(() => {
@@ -140,6 +141,22 @@ function chart(c) {
   });
   return svg;
 }
+function pct(r) { return r === null || r === undefined ? '-' : (Math.floor(r * 10000) / 100).toFixed(2) + '%'; }
+function alerting(c) {
+  const a = c.alerts || {};
+  const parts = [];
+  if (a.held) parts.push(h('span', {}, h('b', {}, a.held.source === 'maintenance' ? 'maintenance' : 'silenced'),
+    ' until ' + new Date(a.held.until).toLocaleString() + (a.held.reason ? ': ' + a.held.reason : '') + (a.held.by ? ' (' + a.held.by + ')' : '')));
+  if (a.alert) parts.push(h('span', {}, 'alert ', h('b', {}, a.alert)));
+  if (a.blockedBy) parts.push(h('span', {}, 'held back by ', h('b', {}, a.blockedBy[0]), ' (failing)'));
+  return parts.length ? h('div', { class: 'alerting' }, ...parts.flatMap((p, i) => i ? ['; ', p] : [p])) : null;
+}
+function uptime(c) {
+  const a = c.alerts && c.alerts.availability;
+  if (!a || (a['24h'] === null && a['30d'] === null)) return null;
+  return h('span', { title: 'share of OK results (24 h hourly, 7 and 30 UTC days)' }, 'up ',
+    h('b', {}, pct(a['24h'])), ' 24h · ', h('b', {}, pct(a['7d'])), ' 7d · ', h('b', {}, pct(a['30d'])), ' 30d');
+}
 function card(c) {
   const cls = !c.hasRun ? 'pending' : c.ok ? 'ok' : 'fail';
   const stats = h('div', { class: 'stats' },
@@ -147,7 +164,8 @@ function card(c) {
     h('span', {}, 'took ', h('b', {}, dur(c.durationMs))),
     h('span', {}, 'failures ', h('b', {}, c.consecutiveFailures)),
     c.outcome ? h('span', {}, h('b', {}, c.outcome)) : null,
-    c.node ? h('span', {}, 'on ', h('b', {}, c.node)) : null);
+    c.node ? h('span', {}, 'on ', h('b', {}, c.node)) : null,
+    uptime(c));
   const running = c.running ? h('div', { class: 'running' }, 'running for ' + age(now() - c.running.startedAtMs) +
     ', deadline in ' + age(c.running.deadlineMs - now())) : null;
   const errors = c.errors.length ? h('ul', { class: 'errors' }, ...c.errors.map((e) => h('li', {}, e))) : null;
@@ -157,7 +175,7 @@ function card(c) {
     h('div', { class: 'title' }, h('span', { class: 'name' }, c.name), h('span', { class: 'ns' }, c.namespace),
       c.kind ? h('span', { class: 'kind', title: 'Kuberhealthy v3 ' + c.kind }, c.kind) : null,
       h('span', { class: 'state' }, !c.hasRun ? 'PENDING' : c.ok ? 'OK' : 'FAILING')),
-    stats, running, errors, c.history.length ? chart(c) : null,
+    stats, alerting(c), running, errors, c.history.length ? chart(c) : null,
     c.history.length ? h('div', { class: 'caption' }, 'last ' + (c.history.length === 1 ? 'run' : c.history.length + ' runs, oldest first') + '; height: duration') : null,
     logSection(c));
 }

@@ -5,6 +5,7 @@ import type { Clock } from '../core/clock.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import { DEFAULT_HISTORY_BOUNDS } from '../state/history.ts';
 import type { KhState } from '../state/resources.ts';
+import { answerBadge, BADGE_PATH_PREFIX } from './badge.ts';
 import type { MetricsOptions } from './error-label.ts';
 import { answerLogRequest, LOG_ROUTE_PATH } from './log-route.ts';
 import type { ReadTailFn } from './log-tail-cache.ts';
@@ -23,6 +24,8 @@ export const STATUS_PATHS = {
   pageData: '/status/data',
   /** The log tail of a check's last run (log-route.ts), as Kuberhealthy v3's route of that path. */
   logs: LOG_ROUTE_PATH,
+  /** `/badge/NS/NAME.svg?window=24h`: a check's availability as an SVG badge (badge.ts). */
+  badge: '/badge',
 } as const;
 
 export interface StatusRoutesOptions {
@@ -97,6 +100,7 @@ const ROUTES = new Set<string>(Object.values(STATUS_PATHS));
 export function statusRouteOf(url: string): string | undefined {
   const { pathname } = new URL(url, 'http://status.invalid');
   const path = pathname.length > 1 ? pathname.replace(/\/+$/, '') || '/' : pathname;
+  if (path.startsWith(BADGE_PATH_PREFIX)) return STATUS_PATHS.badge;
   return ROUTES.has(path) ? path : undefined;
 }
 
@@ -134,6 +138,14 @@ export async function handleStatusRequest(
       healthChecks,
     });
     return { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE, ...NO_STORE }, body };
+  }
+  if (path === STATUS_PATHS.badge) {
+    const { pathname } = url;
+    return answerBadge(pathname.length > 2048 ? '' : pathname, url.searchParams, {
+      states,
+      healthChecks,
+      nowMs,
+    });
   }
   if (path === STATUS_PATHS.logs) {
     const answer = await answerLogRequest(url.searchParams, {
@@ -193,6 +205,8 @@ export async function handleStatusRequest(
     currentMaster: opts.currentMaster,
     metadata: opts.metadata,
     healthChecks,
+    // khrun's own additions only when asked for: v2's readers get v2's document.
+    ...(url.searchParams.get('khrun') === '1' ? { khrunDetailsAtMs: nowMs } : {}),
   });
   return {
     status: 200,

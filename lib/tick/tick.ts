@@ -8,11 +8,15 @@ import { khjobTicks } from '../job/tick.ts';
 import { updateKhStateWithRetry, updateWithRetry } from '../kube/cas.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
 import type { NotifyConfig } from '../notify/config.ts';
+import { holdAt } from '../notify/hold.ts';
 import type { HttpSender } from '../notify/http.ts';
+import { lightPolicy } from '../notify/policy-source.ts';
+import type { Annotated } from '../notify/store.ts';
 import { type SweepItem, sweepItem, sweepOutboxes } from '../notify/sweep.ts';
 import { DEFAULT_TICK_CONCURRENCY, dispatchDue } from '../schedule/dispatch-due.ts';
 import type { Dispatcher } from '../schedule/dispatcher.ts';
 import { DEFAULT_DUE_TIMINGS, type DueTimings } from '../schedule/due.ts';
+import { parentsFirst } from '../schedule/parents-first.ts';
 import type { TickEntry } from '../schedule/tick-entry.ts';
 import { khcheckTicks } from '../schedule/tick-khchecks.ts';
 import {
@@ -90,7 +94,7 @@ export async function runTick(deps: Deps, cfg: TickConfig): Promise<TickEntry[]>
   ];
   const entries: TickEntry[] = [];
   for (const kind of kinds) entries.push(...(await kind.with((k) => tickKind(deps, k, listed, s))));
-  if (deps.notify) await sweepListed(deps, deps.notify, { states, healthChecks }, cfg.identity);
+  if (deps.notify) await sweepListed(deps, deps.notify, { states, healthChecks, checks, jobs }, cfg.identity);
   return entries;
 }
 
@@ -102,26 +106,41 @@ export async function runTick(deps: Deps, cfg: TickConfig): Promise<TickEntry[]>
 async function sweepListed(
   deps: Deps,
   notify: NonNullable<Deps['notify']>,
-  listed: { states: KhState[]; healthChecks: HealthCheck[] },
+  listed: { states: KhState[]; healthChecks: HealthCheck[]; checks: Annotated[]; jobs: Annotated[] },
   identity: string,
 ) {
   const { kube } = deps;
+  const nowMs = deps.clock.nowMs();
+  // A check's silence from its annotations (the khcheck's, else the khjob's, of the khstate's name).
+  const objects = new Map<string, Annotated>();
+  for (const o of [...listed.jobs, ...listed.checks])
+    objects.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+  const holdOf = (o: Annotated | undefined) =>
+    holdAt(lightPolicy(notify.config, o?.metadata.annotations), nowMs);
   const items: SweepItem[] = listed.states.map((state) =>
-    sweepItem<KhState>(state, { update: (loop) => updateKhStateWithRetry(kube, state.metadata, loop) }),
+    sweepItem<KhState>(
+      state,
+      { update: (loop) => updateKhStateWithRetry(kube, state.metadata, loop) },
+      holdOf(objects.get(`${state.metadata.namespace}/${state.metadata.name}`)),
+    ),
   );
   const writes = kube.healthChecks;
   if (writes)
     for (const hc of listed.healthChecks)
       items.push(
-        sweepItem<HealthCheck>(hc, {
-          update: (loop) =>
-            updateWithRetry({
-              ...loop,
-              target: `${hc.metadata.namespace}/${hc.metadata.name}`,
-              read: () => writes.get(hc.metadata.namespace, hc.metadata.name),
-              persist: (next) => writes.replace(next, loop.writer),
-            }),
-        }),
+        sweepItem<HealthCheck>(
+          hc,
+          {
+            update: (loop) =>
+              updateWithRetry({
+                ...loop,
+                target: `${hc.metadata.namespace}/${hc.metadata.name}`,
+                read: () => writes.get(hc.metadata.namespace, hc.metadata.name),
+                persist: (next) => writes.replace(next, loop.writer),
+              }),
+          },
+          holdOf(hc),
+        ),
       );
   const swept = await sweepOutboxes({ ...notify, clock: deps.clock, log: deps.log }, items, identity);
   if (swept.claimed) deps.log.info('outboxes swept', { ...swept });
@@ -165,6 +184,17 @@ async function tickKind<T, S>(
     due.push({ label, send: kind.send(item), listed, first, decide, store, at: entries.length });
     entries.push(undefined);
   }
+  // Parents before the children that depend on them, so a child's failure finds its parent's fresh.
+  const targets = new Map(
+    items.map((o) => [o.label, { target: o.target, annotations: kind.annotations?.(o.item) }]),
+  );
+  const { order, cycle } = parentsFirst(
+    due,
+    (d) => targets.get(d.label) ?? { target: { kind: kind.kind, namespace: '', name: d.label } },
+  );
+  if (cycle.length)
+    deps.log.warn('dependency cycle among due checks; dispatched in name order', { checks: cycle });
+  due.splice(0, due.length, ...order);
   const sent = await dispatchDue(deps, due, {
     identity: s.identity,
     maxAttempts: s.maxAttempts,

@@ -147,8 +147,8 @@ export const khrunWebhookSchema: SchemaCheck = (body) => {
   if (body.version !== 1) p.push('version must be 1');
   for (const k of ['id', 'incident', 'run', 'since', 'at', 'title', 'text'] as const)
     if (!isStr(body[k])) p.push(`${k} must be a string`);
-  if (!['firing', 'reminder', 'resolved'].includes(body.event as string))
-    p.push('event must be firing, reminder or resolved');
+  if (!['firing', 'reminder', 'resolved', 'flapping', 'settled'].includes(body.event as string))
+    p.push('event must be firing, reminder, resolved, flapping or settled');
   const c = body.check;
   if (
     !isObj(c) ||

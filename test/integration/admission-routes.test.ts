@@ -604,6 +604,25 @@ describe("the policies' parameters cannot be rewritten by the identities they co
     },
   );
 
+  it("refuses the runner a check's silence or notification policy (notify.khrun.dev/), set or removed; a person may", async () => {
+    const silenced = structuredClone(hc);
+    silenced.metadata.annotations = {
+      ...silenced.metadata.annotations,
+      'notify.khrun.dev/silence': '2030-01-01T00:00:00Z',
+    };
+    expect(await refusal(replace(runner, hcApi, silenced))).toMatch(
+      /changes no notify\.khrun\.dev\/ annotation/,
+    );
+    const quieted = structuredClone(job) as typeof job & {
+      metadata: { annotations?: Record<string, string> };
+    };
+    quieted.metadata.annotations = { 'notify.khrun.dev/channels': 'none' };
+    expect(await refusal(replace(runner, jobApi, quieted))).toMatch(
+      /changes no notify\.khrun\.dev\/ annotation/,
+    );
+    expect(await refusal(replace(admin, hcApi, silenced))).toBe('allowed');
+  });
+
   it("refuses the runner a khjob whose podSpec it rewrote, and allows it the khjob's phase", async () => {
     const rewritten = structuredClone(job);
     rewritten.spec.podSpec = PRIVILEGED;

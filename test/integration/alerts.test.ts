@@ -1,5 +1,5 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   HC_API_VERSION,
   HC_GROUP,
@@ -9,6 +9,7 @@ import {
 } from '../../lib/healthcheck/resources.ts';
 import { ALERT_NAME } from '../../lib/notify/channels/alertmanager.ts';
 import { verifyWebhook, WEBHOOK_HEADERS } from '../../lib/notify/channels/webhook.ts';
+import { SILENCE_ANNOTATION } from '../../lib/notify/silence.ts';
 import { readNotifyState } from '../../lib/state/notify-state.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck } from '../../lib/state/resources.ts';
 import {
@@ -28,6 +29,7 @@ import {
   runnerIdentity,
   writeNotifyFigures,
 } from './helpers/notify-figures.ts';
+import { asPerson } from './helpers/person.ts';
 import { type Receiver, startReceiver } from './helpers/receivers.ts';
 
 // Alerts that reach the right person once (issue 25), on the local cluster: `khrun run` spawned once per
@@ -333,6 +335,79 @@ describe('alerts from khrun run on the local cluster', () => {
     );
     expect(problems.join('\n')).toContain('channel nowhere');
     expect(r.stderr).toContain('notification policy problem');
+  }, 300_000);
+
+  it('a silenced check sends nothing: khrun silence records who and why, the runs still record and hold the firing; unsilence removes it', async () => {
+    const name = 'silenced';
+    await checkThatFails(name, {
+      'notify.khrun.dev/failure-threshold': '1',
+      'notify.khrun.dev/channels': 'hook',
+    });
+    const admin = inject('kubeconfigPath');
+    const silenceOf = async () =>
+      (
+        (await custom.getNamespacedCustomObject({
+          group: KH_GROUP,
+          version: KH_VERSION,
+          plural: KHCHECK_PLURAL,
+          namespace: ns,
+          name,
+        })) as KhCheck
+      ).metadata.annotations?.[SILENCE_ANNOTATION];
+    const silenced = await asPerson(admin, [
+      'silence',
+      name,
+      '-n',
+      ns,
+      '--for',
+      '1h',
+      '--reason',
+      'db migration',
+      '-o',
+      'json',
+    ]);
+    expect(silenced.code, silenced.stderr).toBe(0);
+    expect(JSON.parse(silenced.stdout)).toMatchObject({
+      results: [{ kind: 'khcheck', namespace: ns, name, result: 'silenced' }],
+    });
+    const written = JSON.parse((await silenceOf()) ?? '{}') as Record<string, string>;
+    expect(written).toMatchObject({ reason: 'db migration', by: expect.stringMatching(/\S/) });
+    expect(Date.parse(written.until ?? '') - Date.now()).toBeGreaterThan(55 * 60_000);
+    // Two failing runs past the threshold: recorded, the alert firing, its notification held, none sent.
+    for (let i = 0; i < 2; i++)
+      expect(outcomeOf(await invoke(name))).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    expect(events(hook, name)).toEqual([]);
+    const state = readNotifyState(await readState(kc, ns, name));
+    expect(state?.alert).toBe('firing');
+    expect(state?.hold).toMatchObject({ source: 'silence', reason: 'db migration' });
+    expect(state?.outbox).toEqual([expect.objectContaining({ event: 'firing', held: true, attempts: 0 })]);
+    const unsilenced = await asPerson(admin, ['unsilence', name, '-n', ns, '-o', 'json']);
+    expect(unsilenced.code, unsilenced.stderr).toBe(0);
+    expect(JSON.parse(unsilenced.stdout)).toMatchObject({ results: [{ name, result: 'unsilenced' }] });
+    expect(await silenceOf()).toBeUndefined();
+    // after-silence notify (the default): the next run's write releases the held firing and delivers it, marked held.
+    expect(outcomeOf(await invoke(name))).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    const got = hook.got.filter(ofCheck(name)).map((g) => g.json as { event: string; held?: boolean });
+    expect(got).toEqual([expect.objectContaining({ event: 'firing', held: true })]);
+  }, 300_000);
+
+  it("a child whose parent is failing records the parent and notifies nobody; once the parent recovers, the child's next failure fires", async () => {
+    const parent = 'dep-db';
+    const child = 'dep-app';
+    const policy = { 'notify.khrun.dev/failure-threshold': '1', 'notify.khrun.dev/channels': 'hook' };
+    await checkThatFails(parent, { 'notify.khrun.dev/channels': 'none' });
+    await checkThatFails(child, { ...policy, 'notify.khrun.dev/depends-on': parent });
+    expect(outcomeOf(await invoke(parent))).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    // The child's runner reads the parent's khstate (a real GET) and finds it failing.
+    expect(outcomeOf(await invoke(child))).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    expect(events(hook, child)).toEqual([]);
+    const blocked = readNotifyState(await readState(kc, ns, child));
+    expect(blocked).toMatchObject({ alert: 'ok', blocked: { by: [`khcheck ${ns}/${parent}`] } });
+    await setResult(parent, 'ok');
+    expect(outcomeOf(await invoke(parent))).toMatchObject({ result: 'recorded', kind: 'Succeeded' });
+    expect(outcomeOf(await invoke(child))).toMatchObject({ result: 'recorded', kind: 'Failed' });
+    expect(events(hook, child)).toEqual(['firing']);
+    expect(readNotifyState(await readState(kc, ns, child))?.blocked).toBeUndefined();
   }, 300_000);
 
   it('a v3 HealthCheck fires the same way, its alert and outbox kept on the HealthCheck', async () => {

@@ -25,6 +25,7 @@ import {
   MONITORING_API,
   staleFiles,
 } from '../../infra/helm/render-deploy.ts';
+import { notifyConfig } from '../../lib/config/notify-options.ts';
 import { reportKey } from '../../lib/config/report-key.ts';
 import { NO_FLAGS } from '../../lib/config/setting.ts';
 import { isNotFound } from '../../lib/kube/errors.ts';
@@ -110,6 +111,10 @@ describe('the chart', () => {
       ['--set', 'server.enabled=true,runner.reportToServer=true'],
       ['--set', 'server.enabled=true,runner.reportToServer=true,server.reportKey.existingSecret=mine'],
       ['--set', 'server.enabled=true,runner.reportToServer=true,server.allowUnsignedReports=true,mode=sync'],
+      [
+        '--set',
+        'server.enabled=true,notifications.existingSecret=khrun-notify,notifications.key=notify.json',
+      ],
       [
         '--set',
         'namespaces={team-a,team-b}',
@@ -600,6 +605,68 @@ describe('the chart', () => {
     expect(dashboard.metadata.annotations).toEqual({ grafana_folder: 'khrun' });
     expect(JSON.parse(dashboard.data['khrun.json']!)).toEqual(
       JSON.parse(await readFile(join(chart, 'dashboards/khrun.json'), 'utf8')),
+    );
+  });
+});
+
+describe('the chart, notifications', () => {
+  it('mounts a notification Secret of yours into the runner PodTemplate, the tick and the server, as the runners read it', async () => {
+    const render = async (set: string[]) =>
+      byKey(await helmTemplate(helmBin, repoRoot, { namespace: 'khrun', set }));
+    type Pod = {
+      volumes?: unknown[];
+      containers: Array<{ env?: Array<{ name: string; value?: string }>; volumeMounts?: unknown[] }>;
+    };
+    const pods = (o: Map<string, KubernetesObject>) => {
+      const get = <T>(k: string) => o.get(k) as unknown as T;
+      type Spec = { template: { spec: Pod } };
+      return {
+        runner: get<Spec>('PodTemplate/khrun/khrun-runner').template.spec,
+        tick: get<{ spec: { jobTemplate: { spec: Spec } } }>('CronJob/khrun/khrun-tick').spec.jobTemplate.spec
+          .template.spec,
+        server: get<{ spec: Spec }>('Deployment/khrun/khrun-server').spec.template.spec,
+      };
+    };
+    const set = [
+      'server.enabled=true',
+      'notifications.existingSecret=ops-notify',
+      'notifications.key=notify.json',
+    ];
+    const on = pods(await render(set));
+    const volume = {
+      name: 'notify-config',
+      secret: { secretName: 'ops-notify', items: [{ key: 'notify.json', path: 'notify.json' }] },
+    };
+    const mount = { name: 'notify-config', mountPath: '/etc/khrun/notify', readOnly: true };
+    for (const [what, pod] of Object.entries(on)) {
+      const env = new Map((pod.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+      expect(env.get('KHRUN_NOTIFY_CONFIG_FILE'), what).toBe('/etc/khrun/notify/notify.json');
+      expect(pod.volumes, what).toContainEqual(volume);
+      expect(pod.containers[0]?.volumeMounts, what).toContainEqual(mount);
+    }
+    // As a runner reads it: the mounted key, named by the variable.
+    const dir = await mkdtemp(join(tmpdir(), 'khrun-helm-notify-'));
+    try {
+      await writeFile(
+        join(dir, 'notify.json'),
+        JSON.stringify({ channels: { hook: { type: 'webhook', url: 'https://x.example/h' } } }),
+      );
+      const config = notifyConfig({
+        flags: {},
+        env: { KHRUN_NOTIFY_CONFIG_FILE: join(dir, 'notify.json') },
+        flagLabel: NO_FLAGS,
+      });
+      expect([...(config?.channels.keys() ?? [])]).toEqual(['hook']);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // Without it: nothing of it anywhere.
+    const off = pods(await render(['server.enabled=true', 'server.reportKey.existingSecret=k']));
+    for (const [what, pod] of Object.entries(off)) {
+      expect(JSON.stringify(pod), what).not.toContain('notify');
+    }
+    await expect(helm(['lint', chart, '--set', 'notifications.key=../etc/passwd'])).rejects.toThrow(
+      /notifications\/key/,
     );
   });
 });

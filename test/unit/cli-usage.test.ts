@@ -95,6 +95,8 @@ describe('one flag table', () => {
       status: ['json', 'yaml', 'wide'],
       describe: null,
       logs: null,
+      silence: ['json', 'yaml'],
+      unsilence: ['json', 'yaml'],
       tick: ['json', 'yaml'],
       sync: ['yaml', 'json'],
       serve: null,

@@ -170,7 +170,7 @@ describe('admission policies: each in force, matching what it narrows', () => {
     'khrun-check-specs': {
       ops: ['UPDATE', 'UPDATE'],
       resources: ['khchecks', 'khjobs', 'healthchecks'],
-      validations: 2,
+      validations: 3,
     },
     'khrun-sync-cronjobs': { ops: ['CREATE', 'UPDATE'], resources: ['cronjobs'], validations: 6 },
     'khrun-sync-cronjob-removal': { ops: ['DELETE'], resources: ['cronjobs'], validations: 1 },
@@ -392,6 +392,8 @@ describe('admission policies: each in force, matching what it narrows', () => {
     for (const f of ['podSpec', 'timeout', 'extraAnnotations', 'extraLabels'])
       expect(all).toContain(`object.spec.${f} == oldObject.spec.${f}`);
     expect(all).not.toContain('object.spec.phase');
+    // Nor a check's notification policy or silence (people's: khrun silence).
+    expect(all).toContain("object.metadata.annotations.filter(k, k.startsWith('notify.khrun.dev/'))");
     const who = policy('khrun-check-specs').spec.matchConditions?.[0]?.expression ?? '';
     for (const sa of ['khrun-tick', 'khrun-sync', 'khrun-(runner|server)']) expect(who).toContain(sa);
     // Nor its owners or finalizers: a dangling owner reference has the garbage collector delete the check.

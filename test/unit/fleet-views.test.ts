@@ -99,6 +99,8 @@ describe('the fleet status: keyed by cluster, an unreadable cluster shown', () =
       '-',
       '-',
       '-',
+      '-',
+      '-',
       'refused',
     ]);
   });

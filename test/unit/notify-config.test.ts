@@ -145,6 +145,11 @@ describe('the policy layers', () => {
         sendResolved: true,
         reminderMs: 4 * 3600_000,
         severity: 'warning',
+        silence: null,
+        maintenance: [],
+        afterSilence: 'notify',
+        dependsOn: [],
+        flapping: null,
       },
       problems: [],
     });
@@ -167,7 +172,7 @@ describe('the policy layers', () => {
     expect(r.policy).toMatchObject({ failureThreshold: 2, channels: [] });
     expect(r.problems).toEqual([
       'annotation notify.khrun.dev/failure-threshold on HealthCheck team-b/web is "three": write a whole number from 1 to 1000, e.g. "3"',
-      'annotation notify.khrun.dev/colour on HealthCheck team-b/web is "red": write one of the keys channels, failure-threshold, success-threshold, send-resolved, reminder, severity',
+      'annotation notify.khrun.dev/colour on HealthCheck team-b/web is "red": write one of the keys channels, failure-threshold, success-threshold, send-resolved, reminder, severity, silence, maintenance, after-silence, depends-on, flapping',
       'channel slack of HealthCheck team-b/web is named, which is not allowed in namespace team-b (its namespaces: team-a): it is left out',
       'channel ghost of HealthCheck team-b/web is named, which the notification configuration does not define (defined: am, pd, slack, hook): it is left out',
     ]);

@@ -33,7 +33,7 @@ function play(outcomes: string, p: Policy, start?: NotifyState, stepMs = 10 * MI
       runIntervalMs: 10 * MIN,
     };
     const d = decideTransition(state, facts, needsPolicy(state, facts) ? p : undefined);
-    if (d.queued) queued.push(`${i}:${d.queued.event}`);
+    for (const q of d.queued) queued.push(`${i}:${q.event}`);
     state = d.state;
   });
   return { state, queued };

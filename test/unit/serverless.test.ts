@@ -66,6 +66,7 @@ beforeAll(async () => {
     '--param=statusPublic=true',
     '--param=reportKeyParameter=/team-a/khrun-report-key',
     '--param=reportConcurrency=25',
+    '--param=notifyConfigParameter=/team-a/khrun-notify',
   ]);
 }, 900_000);
 afterAll(async () => {
@@ -240,15 +241,60 @@ describe('serverless.yml, packaged with osls', () => {
       };
     };
     for (const role of ['KhrunRunCheckRole', 'KhrunReportRole']) {
-      expect(plain.resources[role]?.Properties.Policies.slice(1), role).toEqual([
-        access('/khrun/report-key'),
-      ]);
-      expect(custom.resources[role]?.Properties.Policies.slice(1), role).toEqual([
+      expect(plain.resources[role]?.Properties.Policies[1], role).toEqual(access('/khrun/report-key'));
+      expect(custom.resources[role]?.Properties.Policies[1], role).toEqual(
         access('/team-a/khrun-report-key'),
-      ]);
+      );
     }
-    for (const role of ['KhrunTickRole', 'KhrunTriggerRole', 'KhrunStatusRole'])
+    for (const role of ['KhrunTriggerRole', 'KhrunStatusRole'])
       expect(plain.resources[role]?.Properties.Policies, role).toHaveLength(1);
+  });
+
+  it('gives runCheck and tick the notification configuration parameter and exactly that parameter to read, when one is named', () => {
+    const env = (r: Resources, fn: string) => r[fn]?.Properties.Environment.Variables;
+    for (const fn of ['RunCheckLambdaFunction', 'TickLambdaFunction']) {
+      expect(env(custom.resources, fn).KHRUN_NOTIFY_CONFIG_PARAMETER, fn).toBe('/team-a/khrun-notify');
+      // Empty by default: no notifications (an empty variable counts as unset).
+      expect(env(plain.resources, fn).KHRUN_NOTIFY_CONFIG_PARAMETER, fn).toBe('');
+    }
+    for (const fn of ['ReportLambdaFunction', 'TriggerLambdaFunction', 'StatusLambdaFunction'])
+      expect(env(plain.resources, fn)?.KHRUN_NOTIFY_CONFIG_PARAMETER, fn).toBeUndefined();
+    const condition = (t: Json) => t.Conditions.KhrunReadsNotifyConfig['Fn::Not'][0]['Fn::Equals'];
+    expect(condition(plain.template)).toEqual(['', '']);
+    expect(condition(custom.template)).toEqual(['/team-a/khrun-notify', '']);
+    const arn = {
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':ssm:',
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          ':parameter/team-a/khrun-notify',
+        ],
+      ],
+    };
+    const readsIt = (role: string) => {
+      const policies = custom.resources[role]?.Properties.Policies as Json[];
+      return policies.filter((p) => p['Fn::If']?.[0] === 'KhrunReadsNotifyConfig').map((p) => p['Fn::If'][1]);
+    };
+    for (const role of ['KhrunRunCheckRole', 'KhrunTickRole']) {
+      const [policy] = readsIt(role);
+      expect(policy?.PolicyName, role).toBe('notifyConfig');
+      expect(policy?.PolicyDocument.Statement[0], role).toEqual({
+        Effect: 'Allow',
+        Action: 'ssm:GetParameter',
+        Resource: arn,
+      });
+      expect(
+        policy?.PolicyDocument.Statement[1].Condition.StringEquals['kms:EncryptionContext:PARAMETER_ARN'],
+        role,
+      ).toEqual(arn);
+    }
+    for (const role of ['KhrunReportRole', 'KhrunTriggerRole', 'KhrunStatusRole'])
+      expect(readsIt(role), role).toEqual([]);
   });
 
   it('deploys the report function failing closed: unsigned reports only when allowUnsignedReports is chosen', () => {

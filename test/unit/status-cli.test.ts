@@ -90,7 +90,7 @@ describe('khrun status table', () => {
   it('adds outcome, node and the run in progress with -o wide', () => {
     const wide = renderStatusTable(rows, { nowMs: NOW, color: false, wide: true }).split('\n');
     expect(wide[0]).toBe(
-      'CHECK                 NAMESPACE      OK      LAST RUN   DURATION   FAILURES   OUTCOME   NODE     RUNNING   ERROR',
+      'CHECK                 NAMESPACE      OK      LAST RUN   DURATION   FAILURES   OUTCOME   NODE     RUNNING   UPTIME(24H/7D/30D)   ALERTS   ERROR',
     );
     expect(wide[1]).toContain('node-1');
     expect(wide.join('\n')).not.toMatch(ESC);

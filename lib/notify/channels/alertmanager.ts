@@ -1,8 +1,10 @@
 import { type ChannelRequest, JSON_HEADERS, type RenderRequest } from '../channel.ts';
-import { messageParts, plainText } from '../message.ts';
+import { closes, messageParts, plainText } from '../message.ts';
 
 /** The alert's name at Alertmanager: route on it (`alertname="KhrunCheckFailing"`). */
 export const ALERT_NAME = 'KhrunCheckFailing';
+/** A flapping check's alert (its flapping notice fires it, its settling resolves it). */
+export const FLAPPING_ALERT_NAME = 'KhrunCheckFlapping';
 
 /**
  * Alertmanager's API v2, `POST /api/v2/alerts` (the body is a list of postable alerts: labels,
@@ -13,10 +15,11 @@ export const ALERT_NAME = 'KhrunCheckFailing';
  */
 export const alertmanagerRequest: RenderRequest = (channel, n, ctx): ChannelRequest => {
   const parts = messageParts(n, ctx.statusPageUrl);
-  const resolved = n.event === 'resolved';
+  const resolved = closes(n);
+  const flapping = n.event === 'flapping' || n.event === 'settled';
   const alert = {
     labels: {
-      alertname: ALERT_NAME,
+      alertname: flapping ? FLAPPING_ALERT_NAME : ALERT_NAME,
       namespace: n.namespace,
       check: n.name,
       khrun_kind: n.kind,

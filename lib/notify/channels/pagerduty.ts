@@ -1,6 +1,6 @@
 import { truncateChars } from '../../core/text.ts';
 import { type ChannelRequest, JSON_HEADERS, type RenderRequest } from '../channel.ts';
-import { messageParts } from '../message.ts';
+import { closes, messageParts } from '../message.ts';
 
 /** PagerDuty's Events API v2 endpoint: the channel's default URL. */
 export const PAGERDUTY_EVENTS_URL = 'https://events.pagerduty.com/v2/enqueue';
@@ -21,7 +21,7 @@ export const pagerDutyRequest: RenderRequest = (channel, n, ctx): ChannelRequest
   const dedupKey = dedupKeyOf(n);
   const routingKey = channel.routingKey ?? '';
   const url = channel.url || PAGERDUTY_EVENTS_URL;
-  if (n.event === 'resolved')
+  if (closes(n))
     return {
       url,
       headers: { ...JSON_HEADERS },

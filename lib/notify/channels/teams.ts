@@ -1,5 +1,5 @@
 import { type ChannelRequest, JSON_HEADERS, type RenderRequest } from '../channel.ts';
-import { messageParts } from '../message.ts';
+import { closes, messageParts } from '../message.ts';
 
 // Microsoft Teams, through a Workflows webhook ("When a Teams webhook request is received", the successor
 // of Office 365 Connectors) or a legacy incoming webhook: both take a message whose attachments hold an
@@ -22,7 +22,7 @@ export const teamsRequest: RenderRequest = (channel, n, ctx): ChannelRequest => 
         text: parts.title,
         weight: 'Bolder',
         wrap: true,
-        color: n.event === 'resolved' ? 'Good' : 'Attention',
+        color: closes(n) ? 'Good' : n.event === 'flapping' ? 'Warning' : 'Attention',
       },
       {
         type: 'FactSet',

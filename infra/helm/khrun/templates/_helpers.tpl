@@ -153,6 +153,29 @@ unless server.allowUnsignedReports. */}}
     items: [{ key: key, path: key }]
 {{- end }}
 
+{{/* The notification configuration (notifications.existingSecret), mounted read-only and named by
+KHRUN_NOTIFY_CONFIG_FILE (lib/config/notify-options.ts), in the runner PodTemplate, the tick and the
+server; nothing without it. */}}
+{{- define "khrun.notifyEnv" -}}
+{{- if .Values.notifications.existingSecret }}
+- name: KHRUN_NOTIFY_CONFIG_FILE
+  value: /etc/khrun/notify/{{ .Values.notifications.key }}
+{{- end }}
+{{- end }}
+{{- define "khrun.notifyMount" -}}
+{{- if .Values.notifications.existingSecret }}
+- { name: notify-config, mountPath: /etc/khrun/notify, readOnly: true }
+{{- end }}
+{{- end }}
+{{- define "khrun.notifyVolume" -}}
+{{- if .Values.notifications.existingSecret }}
+- name: notify-config
+  secret:
+    secretName: {{ .Values.notifications.existingSecret }}
+    items: [{ key: {{ .Values.notifications.key | quote }}, path: {{ .Values.notifications.key | quote }} }]
+{{- end }}
+{{- end }}
+
 {{/* CEL: the request comes from a runner: a khrun-runner ServiceAccount of any namespace (sync's CronJobs
 run as the khrun-runner of their khcheck's namespace), khrun-server (which runs checks when it takes
 triggers and is given the runner's rights), or the group kh-runner (the Lambda runCheck role's,
