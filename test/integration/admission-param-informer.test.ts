@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +16,7 @@ import {
   type V1ValidatingAdmissionPolicyBinding,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { CHART_DIR } from '../../infra/helm/render-deploy.ts';
 import { DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
 import { pollUntil } from './helpers/admission.ts';
@@ -312,5 +314,28 @@ describe("the chart's parameter keeper across helm uninstall and install", () =>
     expect(
       await pollUntil(() => comparesWithInstalledRunner(third, 'ghcr.io/khrun/khrun:2.0.0'), 10_000),
     ).toBe(false);
+  }, 240_000);
+
+  it('installs beside a keeper it did not make (kubectl apply -k infra/parameter-keeper): renders none of its own', async () => {
+    // Whatever the test before left (it may not have run): no release, no keeper.
+    const gone = () => undefined;
+    await helm(['uninstall', RELEASE, '-n', KHRUN_NS]).catch(gone);
+    const admission = kc.makeApiClient(AdmissionregistrationV1Api);
+    await admission.deleteValidatingAdmissionPolicyBinding({ name: 'khrun-parameter-keeper' }).catch(gone);
+    await admission.deleteValidatingAdmissionPolicy({ name: 'khrun-parameter-keeper' }).catch(gone);
+    // The kustomization's keeper, as kubectl would create it: no helm ownership on it.
+    const docs = parseAllDocuments(
+      await readFile(join(repoRoot, 'infra/parameter-keeper/keeper.yaml'), 'utf8'),
+    );
+    for (const doc of docs.map((d) => d.toJS())) {
+      if (doc.kind === 'ValidatingAdmissionPolicy')
+        await admission.createValidatingAdmissionPolicy({ body: doc });
+      else await admission.createValidatingAdmissionPolicyBinding({ body: doc });
+    }
+    // Without the lookup helm refuses: "exists and cannot be imported into the current release".
+    expect(await install('4.0.0')).toMatch(/STATUS: deployed/);
+    expect(await helm(['get', 'manifest', RELEASE, '-n', KHRUN_NS])).not.toContain('khrun-parameter-keeper');
+    const keeper = await admission.readValidatingAdmissionPolicyBinding({ name: 'khrun-parameter-keeper' });
+    expect(keeper.metadata?.annotations?.['meta.helm.sh/release-name']).toBeUndefined();
   }, 240_000);
 });
