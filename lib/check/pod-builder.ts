@@ -36,6 +36,15 @@ export function podNameFor(checkName: string, nowEpochMs: number): string {
 }
 
 /**
+ * The name a run's pod takes when its first name (podNameFor) is held by an older run's pod (two runs in
+ * one second): the first name and the run UUID's first 8 characters, so whoever knows the run finds its
+ * pod without listing pods.
+ */
+export function retryPodName(firstName: string, runUuid: string): string {
+  return `${firstName}-${runUuid.slice(0, 8)}`.toLowerCase();
+}
+
+/**
  * Replaces (never merges with) any user-set variable of the same name, so a check cannot report with another
  * run's UUID or a wrong URL, and appends ours last.
  */

@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { CHECK_NAME_LABEL, podNameFor } from '../check/pod-builder.ts';
+import { CHECK_NAME_LABEL, podNameFor, retryPodName } from '../check/pod-builder.ts';
 import type { KindName } from '../core/run-target.ts';
 import { v3PodName } from '../healthcheck/pod-view.ts';
 import { HC_POD } from '../healthcheck/resources.ts';
@@ -39,15 +39,17 @@ export function runPodsNewestFirst(pods: readonly V1Pod[]): V1Pod[] {
 }
 
 /**
- * The name the checker pod of the last recorded run has, from the state alone (no pod is listed): the
- * runner names it `<check>-<unix second of the run's start>` (v2's name), a HealthCheck's
- * `<check>-<first 5 characters of the run UUID>` (v3's). A run whose first name was taken (two runs in one
- * second) has another pod name, and a recorded run may have had no pod at all: reading such a name's log
- * finds nothing, and says so. Undefined when no run was recorded. Pure.
+ * The names the checker pod of the last recorded run can have, from the state alone (no pod is listed), in
+ * the order to try them: the name it took when its first was held by an older run's pod (retryPodName:
+ * two runs in one second), then its first name, `<check>-<unix second of the run's start>` (v2's), a
+ * HealthCheck's `<check>-<first 5 characters of the run UUID>` (v3's). The first that exists is the run's:
+ * the retry name holds the run's UUID, and when it does not exist the run took its first name. A recorded
+ * run may have had no pod at all: reading finds nothing, and says so. Empty when no run was recorded. Pure.
  */
-export function lastRunPodName(kind: KindName, name: string, state: KhState | null): string | undefined {
+export function lastRunPodNames(kind: KindName, name: string, state: KhState | null): string[] {
   const last = readLastOutcome(state);
-  if (!last) return undefined;
+  if (!last) return [];
   const built = podNameFor(name, last.startedAtMs);
-  return kind === 'healthcheck' ? v3PodName(built, name, last.uuid) : built;
+  const first = kind === 'healthcheck' ? v3PodName(built, name, last.uuid) : built;
+  return [retryPodName(first, last.uuid), first];
 }

@@ -1,5 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import { buildCheckerPod } from '../check/pod-builder.ts';
+import { buildCheckerPod, retryPodName } from '../check/pod-builder.ts';
 import { isRunPod } from '../check/run-label.ts';
 import { apiErrorMessage, WriteConflict } from '../kube/errors.ts';
 import type { ActiveRun } from '../state/khstate.ts';
@@ -107,7 +107,7 @@ async function createCheckerPod(
     nowEpochMs: run.startedAtMs,
   });
   pod.metadata = { ...pod.metadata, name: run.pod };
-  const names = [run.pod, `${run.pod}-${deps.clock.nowMs().toString(36)}`];
+  const names = [run.pod, retryPodName(run.pod, run.uuid)];
   for (const name of names.filter((n, i) => i === names.length - 1 || !taken.has(n))) {
     try {
       pod.metadata.name = name;

@@ -2,7 +2,7 @@ import type { KindName } from '../core/run-target.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import { stateViewOf } from '../healthcheck/state-view.ts';
 import { apiErrorMessage } from '../kube/errors.ts';
-import { lastRunPodName } from '../logs/checker-pods.ts';
+import { lastRunPodNames } from '../logs/checker-pods.ts';
 import { LogUnavailableError, LogUnavailableReason } from '../logs/pod-log.ts';
 import type { KhState } from '../state/resources.ts';
 import type { ReadTailFn } from './log-tail-cache.ts';
@@ -12,7 +12,7 @@ import type { ReadTailFn } from './log-tail-cache.ts';
  * route of that path (`namespace`, `healthcheck`, `pod`, `format=text`), also for khchecks (`khcheck=`) and
  * khjobs (`khjob=`). Bounded (lib/logs/log-tail.ts: 20 lines, 4 KiB; v3 sends the whole log); `pod` is
  * optional and, when given, must be the last run's pod (v3 answers 403 to a pod not of the check): the
- * server reads no log of any other pod, and lists no pods to find it (lastRunPodName).
+ * server reads no log of any other pod, and lists no pods to find it (lastRunPodNames: at most two reads).
  */
 export const LOG_ROUTE_PATH = '/api/logs';
 
@@ -60,16 +60,23 @@ export async function answerLogRequest(query: URLSearchParams, sources: LogRoute
         )
       : (sources.states.find((s) => s.metadata.namespace === namespace && s.metadata.name === name) ?? null);
   if (!state) return fail(404, `no ${kind} ${namespace}/${name} is known to this server`);
-  const pod = lastRunPodName(kind, name, state);
-  if (!pod) return fail(404, `no run of ${kind} ${namespace}/${name} was recorded yet`);
+  const candidates = lastRunPodNames(kind, name, state);
+  if (candidates.length === 0) return fail(404, `no run of ${kind} ${namespace}/${name} was recorded yet`);
   const asked = query.get('pod')?.trim();
-  if (asked && asked !== pod)
-    return fail(403, `pod ${asked} is not the checker pod of the last run of ${kind} ${namespace}/${name}`);
+  const notOfRun = () =>
+    fail(403, `pod ${asked} is not the checker pod of the last run of ${kind} ${namespace}/${name}`);
+  if (asked && !candidates.includes(asked)) return notOfRun();
   if (!sources.readTail)
     return fail(501, 'this status endpoint does not read checker logs (khrun serve does)');
+  const readTail = sources.readTail;
   const container = query.get('container')?.trim() || undefined;
+  let pod = candidates.at(-1)!;
   try {
-    const tail = await sources.readTail({ namespace, pod, ...(container ? { container } : {}) });
+    const tail = await firstThatExists(candidates, (p) => {
+      pod = p;
+      return readTail({ namespace, pod: p, ...(container ? { container } : {}) });
+    });
+    if (asked && asked !== pod) return notOfRun();
     if (format === 'text') return { status: 200, text: tail.lines.map((l) => `${l}\n`).join('') };
     return {
       status: 200,
@@ -101,6 +108,22 @@ export async function answerLogRequest(query: URLSearchParams, sources: LogRoute
         );
     }
   }
+}
+
+/** Reads the candidates in order; the first one not gone is the run's pod (a gone last one throws). */
+async function firstThatExists<T>(
+  candidates: readonly string[],
+  read: (pod: string) => Promise<T>,
+): Promise<T> {
+  for (const [i, pod] of candidates.entries()) {
+    try {
+      return await read(pod);
+    } catch (error) {
+      const gone = error instanceof LogUnavailableError && error.reason === LogUnavailableReason.Gone;
+      if (!gone || i === candidates.length - 1) throw error;
+    }
+  }
+  throw new Error('no candidate pod');
 }
 
 const viewOf = (hc: HealthCheck | undefined) => (hc ? stateViewOf(hc) : null);

@@ -58,7 +58,7 @@ describe('khrun logs', () => {
     expect(lines[25]).toBe('<b>bold</b> & \u001b[31mred');
     expect(lines[26]).toBe(`last line of run ${runs[1]}`);
     expect(result.stderr).toMatch(
-      /^pod chatty-\d+ \((Succeeded|Running), created \S+ ago\), container check\n$/,
+      /^pod chatty-\d+(-[0-9a-f]{8})? \((Succeeded|Running), created \S+ ago\), container check\n$/,
     );
   });
 
@@ -93,7 +93,7 @@ describe('khrun describe', () => {
     expect(result.code, result.stderr).toBe(0);
     const section = result.stdout.slice(result.stdout.indexOf('Log:'));
     expect(section).toMatch(
-      /^Log: {11}pod chatty-\d+, container check \(last 20 lines; khrun logs prints the whole log\)\n/,
+      /^Log: {11}pod chatty-\d+(-[0-9a-f]{8})?, container check \(last 20 lines; khrun logs prints the whole log\)\n/,
     );
     expect(section).toContain(`  line 8 of run ${runs[1]}\n`);
     expect(section).not.toContain('line 7 of run');
@@ -136,7 +136,8 @@ describe('the status server: GET /api/logs and the page', () => {
     expect(res.status, text).toBe(200);
     expect(text).not.toContain('<b>');
     const body = JSON.parse(text) as { pod: string; lines: string[]; truncated: boolean };
-    expect(body.pod).toMatch(/^chatty-\d+$/);
+    // Two runs may start in one second: the second's pod then carries its run UUID's first 8 characters.
+    expect(body.pod).toMatch(/^chatty-\d+(-[0-9a-f]{8})?$/);
     expect(body.lines).toHaveLength(20);
     expect(body.lines[0]).toBe(`line 8 of run ${runs[1]}`);
     expect(body.lines.at(-2)).toBe('<b>bold</b> & \u001b[31mred');
@@ -182,7 +183,7 @@ describe('the status server: GET /api/logs and the page', () => {
       );
       const card = dom.slice(dom.indexOf(`data-check="${ns}/chatty"`));
       expect(card).toMatch(
-        /<details class="log" open="">\s*<summary>last run's log \(pod chatty-\d+\)<\/summary>/,
+        /<details class="log" open="">\s*<summary>last run's log \(pod chatty-\d+(-[0-9a-f]{8})?\)<\/summary>/,
       );
       expect(card).toContain(`last line of run ${runs[1]}`);
       expect(card).toContain('&lt;b&gt;bold&lt;/b&gt; &amp; \u001b[31mred');

@@ -1,7 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { renderDescribeLog } from '../../lib/commands/describe-log.ts';
-import { checkerPodSelector, lastRunPodName, runPodsNewestFirst } from '../../lib/logs/checker-pods.ts';
+import { checkerPodSelector, lastRunPodNames, runPodsNewestFirst } from '../../lib/logs/checker-pods.ts';
 import { logTail } from '../../lib/logs/log-tail.ts';
 import { ANNOTATION, newKhState } from '../../lib/state/khstate.ts';
 
@@ -99,9 +99,9 @@ describe('checker pods', () => {
     expect(names).toEqual(['c', 'b', 'a']);
   });
 
-  it("the last run's pod is named from the state: v2's name for a khcheck, v3's for a HealthCheck", () => {
+  it("the last run's pod is named from the state: its retry name first, then v2's name for a khcheck, v3's for a HealthCheck", () => {
     const state = newKhState('DNS', 'a');
-    expect(lastRunPodName('khcheck', 'DNS', state)).toBeUndefined();
+    expect(lastRunPodNames('khcheck', 'DNS', state)).toEqual([]);
     state.metadata.annotations = {
       [ANNOTATION.outcome]: JSON.stringify({
         uuid: 'ABCDEF12-0000',
@@ -111,7 +111,7 @@ describe('checker pods', () => {
         durationMs: 1,
       }),
     };
-    expect(lastRunPodName('khcheck', 'DNS', state)).toBe('dns-1700000000');
-    expect(lastRunPodName('healthcheck', 'DNS', state)).toBe('dns-abcde');
+    expect(lastRunPodNames('khcheck', 'DNS', state)).toEqual(['dns-1700000000-abcdef12', 'dns-1700000000']);
+    expect(lastRunPodNames('healthcheck', 'DNS', state)).toEqual(['dns-abcde-abcdef12', 'dns-abcde']);
   });
 });

@@ -63,18 +63,32 @@ function options(read: (key: TailKey) => Promise<ReadTail>, reads: TailKey[] = [
 }
 
 const tail = (lines: string[]): ReadTail => ({ lines, truncated: false, endMissing: false });
+/** A reader over the pods that exist: any other pod's log is gone, as the API server answers it. */
+const podsThatExist =
+  (pods: string[], lines: string[]) =>
+  async (k: TailKey): Promise<ReadTail> => {
+    if (pods.includes(k.pod)) return tail(lines);
+    throw new LogUnavailableError('gone', k.namespace, k.pod, `pod ${k.pod} not found`);
+  };
+const FIRST = `dns-${Math.floor(STARTED / 1000)}`;
+/** The pod name of a run whose first name was held (two runs in one second): the run UUID's first 8. */
+const RETRY = `${FIRST}-abcdef12`;
 const get = (opts: StatusRoutesOptions, url: string) => handleStatusRequest(opts, { url, hasBody: false });
 
 describe('GET /api/logs', () => {
   it("answers a khcheck's tail as JSON, read from the pod its state names, markup escaped as in /json", async () => {
     const reads: TailKey[] = [];
     const res = await get(
-      options(async () => tail(['starting', HOSTILE]), reads),
+      options(podsThatExist([FIRST], ['starting', HOSTILE]), reads),
       '/api/logs?namespace=team-a&khcheck=dns',
     );
     expect(res?.status).toBe(200);
     expect(res?.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(reads).toEqual([{ namespace: 'team-a', pod: `dns-${Math.floor(STARTED / 1000)}` }]);
+    // The run's retry name first (it holds the run's UUID), then its first name.
+    expect(reads).toEqual([
+      { namespace: 'team-a', pod: RETRY },
+      { namespace: 'team-a', pod: FIRST },
+    ]);
     expect(JSON.parse(res?.body ?? '')).toEqual({
       namespace: 'team-a',
       khcheck: 'dns',
@@ -87,16 +101,28 @@ describe('GET /api/logs', () => {
     expect(res?.body).toContain('\\u003c/script\\u003e');
   });
 
+  it("reads the run's own pod when an older run's pod holds its first name (two runs in one second)", async () => {
+    const reads: TailKey[] = [];
+    const both = podsThatExist([FIRST, RETRY], ['a line of the log']);
+    const res = await get(options(both, reads), '/api/logs?namespace=team-a&khcheck=dns');
+    expect(JSON.parse(res?.body ?? '')).toMatchObject({ pod: RETRY, lines: ['a line of the log'] });
+    expect(reads.map((r) => r.pod)).toEqual([RETRY]);
+    // The older run's pod, named by a client, is not the last run's: refused, its log not sent.
+    const older = await get(options(both), `/api/logs?namespace=team-a&khcheck=dns&pod=${FIRST}`);
+    expect(older?.status).toBe(403);
+    expect(older?.body).not.toContain('a line of the log');
+  });
+
   it("answers v3's query (healthcheck, pod, format=text) with the tail as text", async () => {
     const reads: TailKey[] = [];
-    const opts = options(async () => tail(['a', 'b']), reads);
+    const opts = options(podsThatExist(['v3-9f8e7'], ['a', 'b']), reads);
     const res = await get(opts, '/api/logs?namespace=team-a&healthcheck=v3&pod=v3-9f8e7&format=text');
     expect(res).toMatchObject({ status: 200, body: 'a\nb\n' });
     expect(res?.headers).toMatchObject({
       'content-type': 'text/plain; charset=utf-8',
       'x-content-type-options': 'nosniff',
     });
-    expect(reads).toEqual([{ namespace: 'team-a', pod: 'v3-9f8e7' }]);
+    expect(reads.map((r) => r.pod)).toEqual(['v3-9f8e7-9f8e7d6c', 'v3-9f8e7']);
   });
 
   it.each([
