@@ -5,7 +5,7 @@ import type { KindName } from '../core/run-target.ts';
 import { escapeControls as safe } from '../core/terminal-text.ts';
 import { HC_GROUP, HC_PLURAL, HC_VERSION } from '../healthcheck/resources.ts';
 import { KHJOB_PLURAL } from '../job/khjob.ts';
-import { isNotFound, statusCodeOf } from '../kube/errors.ts';
+import { apiErrorMessage, isNotFound, statusCodeOf } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { retryTransient } from '../kube/transient.ts';
 import { formatSilence, parseSilence, SILENCE_ANNOTATION, type Silence } from '../notify/silence.ts';
@@ -54,7 +54,13 @@ export async function silenceCommand(
     warn: (text: string) => void;
   },
 ): Promise<number> {
-  const found = await findTargets(opts);
+  let found: Awaited<ReturnType<typeof findTargets>>;
+  try {
+    found = await findTargets(opts);
+  } catch (error) {
+    opts.warn(`khrun: ${findError(opts, error)}`);
+    return statusCodeOf(error) === 403 ? EXIT.usage : EXIT.runnerError;
+  }
   if (found.length === 0) {
     const t = opts.targets;
     opts.warn(
@@ -129,6 +135,25 @@ export function renderResults(results: readonly SilenceResult[], nowMs: number):
           : r.result,
     ]),
   ]);
+}
+
+/** Why the checks could not be read: a 403 says which right is missing and the binding that grants it. */
+function findError(opts: SilenceOptions, error: unknown): string {
+  if (statusCodeOf(error) !== 403) return `reading the checks failed: ${apiErrorMessage(error)}`;
+  const t = opts.targets;
+  const where =
+    t.by === 'name'
+      ? `namespace ${t.namespace}`
+      : t.scope === 'all'
+        ? 'every namespace'
+        : `namespace ${t.scope.namespaces.join(', ')}`;
+  const ns = t.by === 'name' ? t.namespace : t.scope === 'all' ? 'NAMESPACE' : t.scope.namespaces[0];
+  return (
+    `forbidden: you may not read the khchecks and HealthChecks of ${where} (${apiErrorMessage(error)}); ` +
+    'silencing needs get, list and patch on them: the ClusterRole khrun-silence bound to you there, e.g. ' +
+    `kubectl -n ${ns} create rolebinding khrun-silence-$USER --clusterrole=khrun-silence --user=$USER ` +
+    '(docs/alerts.md)'
+  );
 }
 
 /** Who the person is, as the API server authenticated them; else the kubeconfig's user name. */
