@@ -68,6 +68,7 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
         'comcast.github.io khjobs: list',
         'kuberhealthy.github.io healthchecks: get,list,update',
         'comcast.github.io khstates: create,get,list,update',
+        'core configmaps: get [khrun-notifications]',
       ],
     ],
     ['Role', 'khrun-tick', ['batch jobs: create', 'core podtemplates: get [khrun-runner]']],
@@ -436,8 +437,12 @@ describe('the parameter keeper (kubernetes/kubernetes#130887): outlives an unins
       'ValidatingAdmissionPolicyBinding/khrun-parameter-keeper',
     ]);
     for (const o of keeper) expect(o.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
-    // Rendered with the other policies: only where they are (admissionPolicy.enabled).
-    expect(template.split('\n')[0]).toBe('{{- if .Values.admissionPolicy.enabled }}');
+    // Rendered with the other policies: only where they are (admissionPolicy.enabled), and only when no
+    // keeper of another release or of kubectl is there (lookup: helm would refuse to adopt it).
+    expect(template).toContain('{{- if and .Values.admissionPolicy.enabled $ours }}');
+    expect(template).toMatch(
+      /lookup "admissionregistration\.k8s\.io\/v1" \$kind "" "khrun-parameter-keeper"/,
+    );
   });
 
   it('names PodTemplate as its parameter kind and can refuse nothing', () => {
