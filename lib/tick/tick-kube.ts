@@ -6,6 +6,7 @@ import { classifyApiError, isNotFound } from '../kube/errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { kubePort } from '../kube/kube-port.ts';
 import { retryTransient } from '../kube/transient.ts';
+import { kubeNamespaceDefaults } from '../notify/namespace-defaults.ts';
 import { batchJobMetadata, runBatchJobSpec } from '../schedule/batch-job.ts';
 import type { Dispatcher } from '../schedule/dispatcher.ts';
 import { listInScope } from '../schedule/list-in-scope.ts';
@@ -29,6 +30,7 @@ export function tickKube(client: KubeClient): TickKube {
     listJobs: (scope) => retryTransient(() => listKhJobs(client, scope)),
     listHealthChecks: (scope) => retryTransient(() => listHealthChecks(client, scope)),
     healthChecks: healthCheckApi(client),
+    readNotifyDefaults: kubeNamespaceDefaults(client),
   };
 }
 

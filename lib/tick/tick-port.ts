@@ -2,6 +2,7 @@ import type { HealthCheckWrites } from '../healthcheck/dispatch-claims.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import type { KhJob } from '../job/khjob.ts';
 import type { NamespaceScope } from '../kube/scope.ts';
+import type { ReadNamespaceDefaults } from '../notify/policy-source.ts';
 import type { KhCheck, KhState } from '../state/resources.ts';
 
 /** What a tick needs from the API server, shaped like the domain; the real one is tick-kube.ts. */
@@ -18,4 +19,6 @@ export interface TickKube {
   /** The HealthChecks in scope ([] where v3's CRD is not installed), and the writes of their dispatch claim. */
   listHealthChecks?(scope: NamespaceScope): Promise<HealthCheck[]>;
   healthChecks?: HealthCheckWrites;
+  /** The namespace's notification defaults (ConfigMap khrun-notifications), for the outbox sweep's holds. */
+  readNotifyDefaults?: ReadNamespaceDefaults;
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.ts';
 import type { IdSource } from '../core/ids.ts';
 import type { Log } from '../core/log.ts';
-import { targetLabel } from '../core/run-target.ts';
+import { type KindName, targetLabel } from '../core/run-target.ts';
 import type { HealthCheck } from '../healthcheck/resources.ts';
 import { healthCheckTicks } from '../healthcheck/tick.ts';
 import { khjobTicks } from '../job/tick.ts';
@@ -10,7 +10,7 @@ import type { NamespaceScope } from '../kube/scope.ts';
 import type { NotifyConfig } from '../notify/config.ts';
 import { holdAt } from '../notify/hold.ts';
 import type { HttpSender } from '../notify/http.ts';
-import { lightPolicy } from '../notify/policy-source.ts';
+import { lightPolicy, policySource } from '../notify/policy-source.ts';
 import type { Annotated } from '../notify/store.ts';
 import { type SweepItem, sweepItem, sweepOutboxes } from '../notify/sweep.ts';
 import { DEFAULT_TICK_CONCURRENCY, dispatchDue } from '../schedule/dispatch-due.ts';
@@ -26,6 +26,7 @@ import {
   type ListedStates,
   type TickKind,
 } from '../schedule/tick-kind.ts';
+import { readNotifyState } from '../state/notify-state.ts';
 import type { KhState } from '../state/resources.ts';
 import { kuberhealthyGuard } from '../takeover/guard.ts';
 import type { TickKube } from './tick-port.ts';
@@ -115,15 +116,34 @@ async function sweepListed(
   const objects = new Map<string, Annotated>();
   for (const o of [...listed.jobs, ...listed.checks])
     objects.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
-  const holdOf = (o: Annotated | undefined) =>
-    holdAt(lightPolicy(notify.config, o?.metadata.annotations), nowMs);
-  const items: SweepItem[] = listed.states.map((state) =>
-    sweepItem<KhState>(
-      state,
-      { update: (loop) => updateKhStateWithRetry(kube, state.metadata, loop) },
-      holdOf(objects.get(`${state.metadata.namespace}/${state.metadata.name}`)),
-    ),
-  );
+  const kinds = new Map<Annotated, KindName>(listed.jobs.map((j) => [j, 'khjob']));
+  const policies = policySource(notify.config, { readDefaults: kube.readNotifyDefaults, log: deps.log });
+  // What holds a check's held notifications now: its annotations over the cluster's defaults (no request);
+  // for an object whose outbox holds one, the namespace's defaults too (policySource: one GET of its
+  // ConfigMap per namespace, and only with namespaceDefaults on), so a window set there holds them here too.
+  const holdOf = async (listed: Annotated, o: Annotated | undefined) => {
+    const holding = readNotifyState(listed)?.outbox.some((n) => n.held) ?? false;
+    const subject = o && {
+      kind: kinds.get(o) ?? (o === listed ? 'healthcheck' : 'khcheck'),
+      namespace: o.metadata.namespace,
+      name: o.metadata.name,
+      annotations: o.metadata.annotations,
+    };
+    const policy =
+      holding && subject
+        ? (await policies.resolve(subject)).policy
+        : lightPolicy(notify.config, o?.metadata.annotations);
+    return holdAt(policy, nowMs);
+  };
+  const items: SweepItem[] = [];
+  for (const state of listed.states)
+    items.push(
+      sweepItem<KhState>(
+        state,
+        { update: (loop) => updateKhStateWithRetry(kube, state.metadata, loop) },
+        await holdOf(state, objects.get(`${state.metadata.namespace}/${state.metadata.name}`)),
+      ),
+    );
   const writes = kube.healthChecks;
   if (writes)
     for (const hc of listed.healthChecks)
@@ -139,7 +159,7 @@ async function sweepListed(
                 persist: (next) => writes.replace(next, loop.writer),
               }),
           },
-          holdOf(hc),
+          await holdOf(hc, hc),
         ),
       );
   const swept = await sweepOutboxes({ ...notify, clock: deps.clock, log: deps.log }, items, identity);

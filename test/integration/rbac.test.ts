@@ -170,8 +170,12 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['create', 'khstates', OTHER, kh],
       ['create', 'jobs', ns, { group: 'batch' }],
       ['get', 'podtemplates', ns, { name: 'khrun-runner' }],
+      // The outbox sweep's holds: a namespace's notification defaults, that ConfigMap only.
+      ['get', 'configmaps', OTHER, { name: 'khrun-notifications' }],
     ],
     denied: [
+      ['get', 'configmaps', OTHER, { name: 'another-configmap' }],
+      ['list', 'configmaps', OTHER],
       ['create', 'jobs', OTHER, { group: 'batch' }],
       ['delete', 'jobs', ns, { group: 'batch' }],
       ['create', 'pods', ns],

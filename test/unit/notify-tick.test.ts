@@ -145,6 +145,50 @@ describe('the tick sweeps outboxes it lists anyway', () => {
     expect(readNotifyState(w.hcs.get('team/web'))?.outbox).toEqual([]);
   });
 
+  it("holds a held notification while its namespace's window is open (ConfigMap khrun-notifications), read once per namespace, only with namespaceDefaults", async () => {
+    const sweep = async (namespaceDefaults: boolean) => {
+      const w = world();
+      for (const name of ['dns', 'web']) {
+        const left = withNotifyState(newKhState(name, 'team'), firing([queued(name, { held: true })]));
+        w.states.set(`team/${name}`, { ...left, metadata: { ...left.metadata, resourceVersion: '5' } });
+      }
+      const reads: string[] = [];
+      w.kube.listChecks = async () =>
+        ['dns', 'web'].map((name) => ({
+          apiVersion: 'comcast.github.io/v1',
+          kind: 'KuberhealthyCheck',
+          metadata: { name, namespace: 'team' },
+          spec: { runInterval: '10m', timeout: '1m', podSpec: { containers: [] } },
+        })) as never;
+      // A window open at any minute, set only in the namespace's defaults.
+      w.kube.readNotifyDefaults = async (namespace) => {
+        reads.push(namespace);
+        return { maintenance: '* * * * * for 1h' };
+      };
+      const sent: string[] = [];
+      const http: HttpSender = {
+        post: async (req) => {
+          sent.push(JSON.parse(req.body).id);
+          return { status: 200, body: '' };
+        },
+      };
+      await runTick(
+        {
+          kube: w.kube,
+          dispatcher,
+          clock: { nowMs: () => T0 },
+          log: silent,
+          notify: { config: { ...config, namespaceDefaults }, http },
+        },
+        { scope: 'all', identity: 'tick-1', takeOver: true },
+      );
+      return { sent, reads };
+    };
+    expect(await sweep(true)).toEqual({ sent: [], reads: ['team'] });
+    // Without namespace defaults the ConfigMap is never read: nothing holds them, so they go out.
+    expect(await sweep(false)).toEqual({ sent: ['dns', 'web'], reads: [] });
+  });
+
   it('leaves alone what a live runner holds, and what waits for its backoff: no request at all', async () => {
     const w = world();
     const base = newKhState('dns', 'team');
