@@ -8,7 +8,7 @@ import { mergeClusterMetrics } from './fleet-metrics.ts';
 import { METRICS_CONTENT_TYPE, renderMetrics } from './metrics.ts';
 import { buildPageData, type PageData } from './page-data.ts';
 import { buildStatus, goJson, parseNamespaceFilter, type V2Status } from './status-json.ts';
-import { renderStatusPage, STATUS_PAGE_CSP } from './status-page.ts';
+import { renderStatusPage, statusPageHeaders } from './status-page.ts';
 import {
   prefersHtml,
   STATUS_PATHS,
@@ -182,14 +182,7 @@ export async function handleFleetStatusRequest(
   if (path === STATUS_PATHS.page || (path === STATUS_PATHS.root && prefersHtml(req.accept))) {
     return {
       status: 200,
-      headers: {
-        'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': STATUS_PAGE_CSP,
-        'x-content-type-options': 'nosniff',
-        'referrer-policy': 'no-referrer',
-        ...NO_STORE,
-        ...vary,
-      },
+      headers: statusPageHeaders(vary),
       body: renderStatusPage({
         data: fleetPageData(outcomes, { ...common, nowMs }),
         dataUrl: STATUS_PATHS.pageData,

@@ -237,6 +237,18 @@ export const STATUS_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The page's response headers: HTML under its CSP, never sniffed, cached or sent with a referrer. */
+export function statusPageHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': STATUS_PAGE_CSP,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'cache-control': 'no-store',
+    ...extra,
+  };
+}
+
 export interface StatusPageOptions {
   data: PageData;
   /** Where the script fetches fresh PageData (the query string of the page is appended). */

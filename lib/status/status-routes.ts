@@ -12,7 +12,7 @@ import type { ReadTailFn } from './log-tail-cache.ts';
 import { METRICS_CONTENT_TYPE, renderMetrics } from './metrics.ts';
 import { buildPageData } from './page-data.ts';
 import { buildStatus, goJson, parseNamespaceFilter } from './status-json.ts';
-import { renderStatusPage, STATUS_PAGE_CSP } from './status-page.ts';
+import { renderStatusPage, statusPageHeaders } from './status-page.ts';
 
 export const STATUS_PATHS = {
   /** v2's status: JSON, or the page when the client prefers HTML. */
@@ -189,14 +189,7 @@ export async function handleStatusRequest(
     });
     return {
       status: 200,
-      headers: {
-        'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': STATUS_PAGE_CSP,
-        'x-content-type-options': 'nosniff',
-        'referrer-policy': 'no-referrer',
-        ...NO_STORE,
-        ...vary,
-      },
+      headers: statusPageHeaders(vary),
       body,
     };
   }
