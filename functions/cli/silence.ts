@@ -23,6 +23,20 @@ const targetFlags: FlagTable = {
   healthcheck: { type: 'boolean', help: 'Kuberhealthy v3 HealthChecks only' },
 };
 
+/** Both commands' body: the options parsed, the annotation written (or removed) as the person running it. */
+const runAs =
+  (action: 'silence' | 'unsilence'): CliCommand['run'] =>
+  async ({ values, positionals }, ctx) => {
+    const options = silenceOptions({ flags: values, env: ctx.env, positionals, action });
+    return silenceCommand({
+      ...options,
+      client: kubeClient(options.kc),
+      nowMs: () => Date.now(),
+      write: ctx.write,
+      warn: ctx.warn,
+    });
+  };
+
 /** `khrun silence CHECK|-l SELECTOR --for DURATION --reason TEXT`. */
 export const silence: CliCommand = {
   spec: {
@@ -54,16 +68,7 @@ export const silence: CliCommand = {
     },
     env: ['CHECK_NAMESPACE', 'KUBECONFIG'],
   },
-  async run({ values, positionals }, ctx) {
-    const options = silenceOptions({ flags: values, env: ctx.env, positionals, action: 'silence' });
-    return silenceCommand({
-      ...options,
-      client: kubeClient(options.kc),
-      nowMs: () => Date.now(),
-      write: ctx.write,
-      warn: ctx.warn,
-    });
-  },
+  run: runAs('silence'),
 };
 
 /** `khrun unsilence CHECK|-l SELECTOR`. */
@@ -84,14 +89,5 @@ export const unsilence: CliCommand = {
     flags: targetFlags,
     env: ['CHECK_NAMESPACE', 'KUBECONFIG'],
   },
-  async run({ values, positionals }, ctx) {
-    const options = silenceOptions({ flags: values, env: ctx.env, positionals, action: 'unsilence' });
-    return silenceCommand({
-      ...options,
-      client: kubeClient(options.kc),
-      nowMs: () => Date.now(),
-      write: ctx.write,
-      warn: ctx.warn,
-    });
-  },
+  run: runAs('unsilence'),
 };
