@@ -264,10 +264,11 @@ describe('against a kube-apiserver that does not serve ValidatingAdmissionPolicy
     expect(without).toContain('kind: CronJob');
     expect(without).not.toContain('kind: ValidatingAdmissionPolicy');
     // The suite's cluster serves them: the defaults render against it, as an install would (lookup reads the
-    // cluster, and helm refuses objects it may not adopt). Another file may have left the parameter keeper
-    // there (helm.test.ts's release keeps it, deploy.test.ts applies infra/parameter-keeper): the chart then
-    // renders none of its own.
-    const suite = await template(['--dry-run=server'], inject('kubeconfigPath'));
+    // cluster). Another file may have left the parameter keeper there (helm.test.ts's release keeps it,
+    // deploy.test.ts applies infra/parameter-keeper): the chart then renders none of its own.
+    // --take-ownership: objects other files left on the shared cluster are not this test's subject (a dry
+    // run adopts nothing).
+    const suite = await template(['--dry-run=server', '--take-ownership'], inject('kubeconfigPath'));
     expect(suite).toContain('kind: ValidatingAdmissionPolicy');
   });
 });
