@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { KUBELET_USER_AGENT } from '@khrun/devkit/local/kubelet/api.ts';
 import { AppsV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { abortableDelay } from '../../lib/core/abort.ts';
@@ -269,10 +270,9 @@ describe('taking over from a running Kuberhealthy v2.7.1', () => {
     const events = [...(await auditEvents(kc, ns)), ...(await auditEvents(kc, khNs))];
     const admin = events.find((e) => e.objectRef?.name?.startsWith('audit-marker-'))?.user?.username;
     expect(admin).toBeDefined();
-    // The local cluster's process kubelet reports pod status as the admin too: those writes are its own
-    // (khrun has no code that writes a pod's status, and no khrun identity may: rbac.test.ts).
-    const kubeletsOwn = (e: (typeof events)[number]) =>
-      e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'status';
+    // The local cluster's process kubelet writes as the admin too (pod status, tokens for pods' projected
+    // volumes, a terminated pod's final delete): its requests carry its own user agent.
+    const kubeletsOwn = (e: (typeof events)[number]) => e.userAgent === KUBELET_USER_AGENT;
     const writes = events.filter(
       (e) =>
         e.user?.username === admin &&

@@ -1,4 +1,4 @@
-import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { type KubeConfig, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../../../../../lib/kube/errors.ts';
 import { kubeClient } from '../../../../../lib/kube/kube-client.ts';
 
@@ -22,6 +22,13 @@ export interface KubeletApi {
   /** The kubelet's final delete: grace period 0, only while the uid still matches. */
   deletePodNow(namespace: string, name: string, uid: string): Promise<void>;
 }
+
+/**
+ * The user agent of the process kubelet's writes: it authenticates as the local cluster's admin, so this is
+ * how an audit reader tells its pod status, token and final delete requests from a person's or khrun's.
+ */
+export const KUBELET_USER_AGENT = 'khrun-devkit-kubelet';
+const asKubelet = setHeaderOptions('User-Agent', KUBELET_USER_AGENT);
 
 export function kubeletApi(kc: KubeConfig): KubeletApi {
   // Keep-alive connections (kube/keep-alive.ts): a new TLS connection per request cost the kubelet's
@@ -53,19 +60,22 @@ export function kubeletApi(kc: KubeConfig): KubeletApi {
       return out;
     },
     async requestToken(opts) {
-      const response = await core.createNamespacedServiceAccountToken({
-        name: opts.serviceAccount,
-        namespace: opts.namespace,
-        body: {
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenRequest',
-          spec: {
-            audiences: opts.audience ? [opts.audience] : [],
-            expirationSeconds: opts.expirationSeconds,
-            boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: opts.pod.name, uid: opts.pod.uid },
+      const response = await core.createNamespacedServiceAccountToken(
+        {
+          name: opts.serviceAccount,
+          namespace: opts.namespace,
+          body: {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenRequest',
+            spec: {
+              audiences: opts.audience ? [opts.audience] : [],
+              expirationSeconds: opts.expirationSeconds,
+              boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: opts.pod.name, uid: opts.pod.uid },
+            },
           },
         },
-      });
+        asKubelet,
+      );
       const token = response.status?.token;
       if (!token)
         throw new Error(`the TokenRequest for ${opts.namespace}/${opts.serviceAccount} returned no token`);
@@ -73,19 +83,25 @@ export function kubeletApi(kc: KubeConfig): KubeletApi {
     },
     readPod: (namespace, name) => orUndefined(core.readNamespacedPod({ name, namespace })),
     replacePodStatus: (pod) =>
-      core.replaceNamespacedPodStatus({
-        name: pod.metadata!.name!,
-        namespace: pod.metadata!.namespace!,
-        body: pod,
-      }),
+      core.replaceNamespacedPodStatus(
+        {
+          name: pod.metadata!.name!,
+          namespace: pod.metadata!.namespace!,
+          body: pod,
+        },
+        asKubelet,
+      ),
     async deletePodNow(namespace, name, uid) {
       try {
         // With a body, the API server takes the options from it and ignores the query parameters.
-        await core.deleteNamespacedPod({
-          name,
-          namespace,
-          body: { gracePeriodSeconds: 0, preconditions: { uid } },
-        });
+        await core.deleteNamespacedPod(
+          {
+            name,
+            namespace,
+            body: { gracePeriodSeconds: 0, preconditions: { uid } },
+          },
+          asKubelet,
+        );
       } catch (error) {
         // Gone already, or replaced by a pod of the same name (the uid precondition failed): not ours.
         if (!isNotFound(error) && !isConflict(error)) throw error;
