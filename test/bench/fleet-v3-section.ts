@@ -4,6 +4,7 @@ import { kuberhealthyV3Binary } from '@khrun/devkit/local/kuberhealthy-v3.ts';
 import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import { kuberhealthyV2Source } from '../integration/helpers/kuberhealthy-v2.ts';
 import { repoRoot } from './bench-cluster.ts';
+import { deployedTickEnv } from './deployed-tick-env.ts';
 import { deployed, type FleetContext } from './fleet-sections.ts';
 import { khrunRow, type RowContext, v3Row } from './fleet-v3.ts';
 import { FLEET_CHECK, FLEET_CHECKS_PER_NAMESPACE, fleetRowNamespaces } from './fleet-v3-checks.ts';
@@ -114,7 +115,10 @@ export async function fleetBesideV3Section(ctx: FleetContext) {
       `khrun runs it as that khcheck, v3 as the HealthCheck khrun's converter makes of it (v3 runs only ` +
       `HealthChecks; khrun's tick sends each HealthCheck a runner Job of its own, and batches khchecks). ` +
       `khrun: infra/deploy applied with its admission policies, one \`khrun tick --first-run-jitter 0s\` (the ` +
-      `bundle, spawned, as the khrun-tick ServiceAccount, default batch size and concurrency) over the row's ` +
+      `bundle, spawned, as the khrun-tick ServiceAccount, with the batch size and concurrency of infra/deploy's ` +
+      `khrun-tick CronJob: ${Object.entries(deployedTickEnv())
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ')}) over the row's ` +
       `namespaces, its runner Jobs run by the Job controller and the process kubelet; time zero is the tick's ` +
       `spawn. v3: its deploy/kustomize/base Deployment (one replica), built from the Go module proxy, started ` +
       `once the row's HealthChecks exist, on its own schedule (a HealthCheck that never ran is due); time ` +

@@ -17,6 +17,7 @@ import { dropNamespace, freshNamespace } from '../integration/helpers/cluster.ts
 import { dropV3Finalizers, startKuberhealthyV3 } from '../integration/helpers/kuberhealthy-v3.ts';
 import { waitForAuditFlush } from './audit.ts';
 import type { BenchCluster } from './bench-cluster.ts';
+import { deployedTickEnv } from './deployed-tick-env.ts';
 import { createFleetRow, type FleetSystem } from './fleet-v3-checks.ts';
 import { type FleetRow, type RecordedCheck, rowFigures } from './fleet-v3-figures.ts';
 import { auditRequests } from './kh-audit.ts';
@@ -152,7 +153,10 @@ async function runnerPeaks(ctx: RowContext, sinceMs: number): Promise<number[]> 
   return peaks;
 }
 
-/** khrun: one `khrun tick` (first-run jitter 0s, default batch size) over the row's khchecks, its runner Jobs. */
+/**
+ * khrun: one `khrun tick` (first-run jitter 0s; batch size and concurrency as the khrun-tick CronJob of
+ * infra/deploy sets them) over the row's khchecks, its runner Jobs.
+ */
 export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): Promise<FleetRow> {
   const kc = ctx.bench.cluster.kubeConfig;
   const before = loads();
@@ -188,7 +192,7 @@ export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): P
     const tick = await spawnTick(
       ctx.dist,
       [...namespaces].join(','),
-      { KUBECONFIG: ctx.tickKubeconfig, KHRUN_FIRST_RUN_JITTER: '0s' },
+      { ...deployedTickEnv(), KUBECONFIG: ctx.tickKubeconfig, KHRUN_FIRST_RUN_JITTER: '0s' },
       ctx.tickNodeArgs,
     );
     if (tick.code !== 0) throw new Error(`khrun tick failed (${tick.code}):\n${tick.stdout}\n${tick.stderr}`);
