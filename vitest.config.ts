@@ -1,23 +1,24 @@
 import { defineConfig } from 'vitest/config';
 import {
-  DEPLOY_LANE,
+  EXCLUSIVE,
   INTEGRATION_FILES,
-  KUBERHEALTHY_LANE,
   PARALLEL_WORKERS,
+  SERIAL_LANES,
 } from './test/integration/setup/lanes.ts';
 
 // Projects: `unit` (test/unit and the devkit's infra/devkit/test) needs nothing. The integration suite is
-// three lanes (test/integration/setup/lanes.ts says which file goes where, and the rule for a new one):
-// - `integration-deploy`: files that install infra/deploy or the chart (khrun's namespace and cluster-wide
-//   objects, shared by all of them): one file at a time.
-// - `integration-kuberhealthy`: files that run the real Kuberhealthy v2/v3, which act on every check of the
-//   cluster: one file at a time.
-// - `integration`: the rest, each in namespaces of its own: PARALLEL_WORKERS files at once.
-// Each lane's global setup starts a local cluster of its own (the next free pod-network slot), so
+// three lanes (test/integration/setup/lanes.ts says which file goes where and why, and the rule for a new
+// one):
+// - `integration-serial-1` and `integration-serial-2`: the EXCLUSIVE files, one at a time: those that
+//   install infra/deploy or the chart (khrun's namespace and cluster-wide objects, which each applies its
+//   own variant of) and those that run the real Kuberhealthy v2/v3 (which act on every check of the
+//   cluster). Two lanes only to share them out by time.
+// - `integration`: the rest, each in namespaces of its own, PARALLEL_WORKERS files at once.
+// Each lane's global setup starts a local cluster of its own (the next free pod-network slot), and
 // `npm run test:integration` (setup/run-lanes.ts) runs the three lanes at the same time, in three vitest
 // processes: vitest runs the projects of one process one group after another (sequence.groupOrder; a group
-// has one maxWorkers), never a one-at-a-time lane beside a parallel one. Run files of any lane with
-// `npx vitest run test/integration/NAME.test.ts` (only the lanes those files are in start a cluster).
+// has one maxWorkers), never a one-at-a-time lane beside a parallel one. Run some files, of any lane, with
+// `npx vitest run test/integration/NAME.test.ts` (only the lanes of those files start a cluster).
 const integration = {
   environment: 'node' as const,
   globalSetup: ['test/integration/setup/global-cluster.ts'],
@@ -36,33 +37,26 @@ export default defineConfig({
           environment: 'node',
         },
       },
-      {
+      ...Object.entries(SERIAL_LANES).map(([name, files], i) => ({
         test: {
           ...integration,
-          name: 'integration-deploy',
-          include: [...DEPLOY_LANE],
+          name,
+          include: [...files],
           fileParallelism: false,
+          // One process, one file after another: each file's import of lib/ and client-node is done once.
+          isolate: false,
           // Groups run in order within one vitest process (`npx vitest run` of files of several lanes).
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: i + 1 },
         },
-      },
-      {
-        test: {
-          ...integration,
-          name: 'integration-kuberhealthy',
-          include: [...KUBERHEALTHY_LANE],
-          fileParallelism: false,
-          sequence: { groupOrder: 2 },
-        },
-      },
+      })),
       {
         test: {
           ...integration,
           name: 'integration',
           include: [INTEGRATION_FILES],
-          exclude: [...DEPLOY_LANE, ...KUBERHEALTHY_LANE],
+          exclude: Object.keys(EXCLUSIVE),
           maxWorkers: PARALLEL_WORKERS,
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: Object.keys(SERIAL_LANES).length + 1 },
         },
       },
     ],

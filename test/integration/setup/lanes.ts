@@ -1,54 +1,83 @@
 /**
  * The integration suite's lanes: which files may share a local cluster with others at the same time, and
- * which need one of their own one file at a time. vitest.config.ts makes a project of each lane (each with
- * its own cluster, from the global setup) and `npm run test:integration` (run-lanes.ts) runs the three
- * projects at once.
+ * which need one to themselves. vitest.config.ts makes a project of each lane, each with a cluster of its
+ * own (the global setup), and `npm run test:integration` (run-lanes.ts) runs the three lanes at once.
  *
- * The rule for a new file (a unit test, integration-lanes.test.ts, checks the markers):
- * - It goes to DEPLOY when it installs khrun cluster-wide: `applyDeploy` (infra/deploy: the namespace
+ * The rule for a new file (test/unit/integration-lanes.test.ts checks the markers):
+ * - EXCLUSIVE 'deploy' when it installs khrun cluster-wide: `applyDeploy` (infra/deploy: the namespace
  *   khrun, the ClusterRoles and bindings khrun-*, the ValidatingAdmissionPolicies and bindings, the
  *   khrun-tick and khrun-sync CronJobs) or `helm install` of the chart (the same cluster-scoped names).
  *   Every such file applies its own variant of the same objects, and helm.test.ts takes them over and
- *   deletes them: one file at a time.
- * - It goes to KUBERHEALTHY when it runs the real Kuberhealthy: v2.7.1's daemon runs every khcheck of the
- *   cluster (it has no namespace setting) and v3.0.0's controller every HealthCheck (KH_TARGET_NAMESPACE
- *   is parsed but unused in v3.0.0), so no other file's checks may exist meanwhile; `khrun takeover`'s
- *   search and its measured hand-over gaps see the whole cluster. One file at a time.
- * - Otherwise it is PARALLEL, and must keep to that: its own namespaces (freshNamespace), no object outside
+ *   deletes them.
+ * - EXCLUSIVE 'kuberhealthy' when it runs the real Kuberhealthy: v2.7.1's daemon runs every khcheck of the
+ *   cluster (it has no namespace setting) and v3.0.0's controller every HealthCheck (KH_TARGET_NAMESPACE is
+ *   parsed but unused in v3.0.0), so no other file's checks may exist meanwhile; `khrun takeover`'s search
+ *   and its measured hand-over gaps see the whole cluster.
+ * - Otherwise PARALLEL, and it must keep to that: its own namespaces (freshNamespace), no object outside
  *   them (a cluster-scoped one only under a unique name), its own processes on 127.0.0.1 and free ports,
  *   its own bare control plane or cluster for anything that stops or restarts one, waits on its own objects
  *   (never on a cluster-wide count or list), no fixed name under .khrun/ that another file also writes. It
- *   may assume that no file of the other lanes runs on its cluster: nothing of infra/deploy's and no
- *   Kuberhealthy is installed there.
- * A file that cannot follow the PARALLEL rule and is neither of the others: fix its habit (a unique name, a
- * bare control plane of its own), or add a lane here and to vitest.config.ts.
+ *   may assume that no EXCLUSIVE file runs on its cluster: nothing of infra/deploy's and no Kuberhealthy
+ *   is installed there.
+ * An EXCLUSIVE file goes to either serial lane (each runs its files one at a time on its own cluster):
+ * the one whose files took less time in the last measured run (docs/local-cluster.md). A file that cannot
+ * keep to the PARALLEL rule and is neither kind: fix its habit (a unique name, a bare control plane of its
+ * own), or make it EXCLUSIVE with its reason written here.
  */
 
-/** Files that install infra/deploy or the chart: one at a time, on a cluster of their own. */
-export const DEPLOY_LANE: readonly string[] = [
-  'test/integration/admission-policy.test.ts',
-  'test/integration/admission-routes.test.ts',
-  'test/integration/deploy.test.ts',
-  'test/integration/helm.test.ts',
-  'test/integration/khjob.test.ts',
-  'test/integration/logs.test.ts',
-  'test/integration/rbac.test.ts',
-  'test/integration/rerun.test.ts',
-  'test/integration/sync.test.ts',
-  'test/integration/tick-healthchecks.test.ts',
-  'test/integration/tick.test.ts',
-];
+export type ExclusiveReason = 'deploy' | 'kuberhealthy';
 
-/** Files that run the real Kuberhealthy v2 daemon or v3 controller: one at a time, on a cluster of their own. */
-export const KUBERHEALTHY_LANE: readonly string[] = [
-  'test/integration/beside-kuberhealthy.test.ts',
-  'test/integration/compat/v2-checks.test.ts',
-  'test/integration/compat/v3-side-by-side.test.ts',
-  'test/integration/takeover-v3.test.ts',
-  'test/integration/takeover.test.ts',
-];
+/** Files that need a cluster to themselves, and why (the rule above). */
+export const EXCLUSIVE: Readonly<Record<string, ExclusiveReason>> = {
+  'test/integration/admission-policy.test.ts': 'deploy',
+  'test/integration/admission-routes.test.ts': 'deploy',
+  'test/integration/deploy.test.ts': 'deploy',
+  'test/integration/helm.test.ts': 'deploy',
+  'test/integration/khjob.test.ts': 'deploy',
+  'test/integration/logs.test.ts': 'deploy',
+  'test/integration/rbac.test.ts': 'deploy',
+  'test/integration/rerun.test.ts': 'deploy',
+  'test/integration/sync.test.ts': 'deploy',
+  'test/integration/tick-healthchecks.test.ts': 'deploy',
+  'test/integration/tick.test.ts': 'deploy',
+  // It also applies infra/deploy and the chart, beside both Kuberhealthy versions.
+  'test/integration/beside-kuberhealthy.test.ts': 'kuberhealthy',
+  'test/integration/compat/v2-checks.test.ts': 'kuberhealthy',
+  'test/integration/compat/v3-side-by-side.test.ts': 'kuberhealthy',
+  'test/integration/takeover-v3.test.ts': 'kuberhealthy',
+  'test/integration/takeover.test.ts': 'kuberhealthy',
+};
 
-/** Every integration file; those of no other lane are PARALLEL. */
+/**
+ * The EXCLUSIVE files over two serial lanes, balanced by their measured durations (2026-12-03: the two
+ * lanes took 951 and 830 s of tests at load average ~35, the other helpers' builds included).
+ */
+export const SERIAL_LANES: Readonly<
+  Record<'integration-serial-1' | 'integration-serial-2', readonly string[]>
+> = {
+  'integration-serial-1': [
+    'test/integration/admission-policy.test.ts',
+    'test/integration/admission-routes.test.ts',
+    'test/integration/compat/v3-side-by-side.test.ts',
+    'test/integration/helm.test.ts',
+    'test/integration/khjob.test.ts',
+    'test/integration/rbac.test.ts',
+    'test/integration/sync.test.ts',
+    'test/integration/takeover-v3.test.ts',
+    'test/integration/tick-healthchecks.test.ts',
+    'test/integration/tick.test.ts',
+  ],
+  'integration-serial-2': [
+    'test/integration/beside-kuberhealthy.test.ts',
+    'test/integration/compat/v2-checks.test.ts',
+    'test/integration/deploy.test.ts',
+    'test/integration/logs.test.ts',
+    'test/integration/rerun.test.ts',
+    'test/integration/takeover.test.ts',
+  ],
+};
+
+/** Every integration file; those not EXCLUSIVE are PARALLEL. */
 export const INTEGRATION_FILES = 'test/integration/**/*.test.ts';
 
 /**
@@ -59,5 +88,5 @@ export const INTEGRATION_FILES = 'test/integration/**/*.test.ts';
  */
 export const PARALLEL_WORKERS = 3;
 
-/** The vitest projects of the lanes, in the order run-lanes.ts prints them. */
-export const LANE_PROJECTS = ['integration-deploy', 'integration-kuberhealthy', 'integration'] as const;
+/** The vitest projects of the lanes, in the order run-lanes.ts starts them. */
+export const LANE_PROJECTS = ['integration-serial-1', 'integration-serial-2', 'integration'] as const;
