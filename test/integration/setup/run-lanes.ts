@@ -2,7 +2,8 @@
 // process each, each lane on a local cluster of its own. vitest runs the projects of one process one group
 // after another, so lanes that run at once are separate processes. Output lines are prefixed with the lane;
 // the exit code is non-zero when any lane failed. Arguments are passed to every lane's vitest (a reporter,
-// say); to run some files, use `npx vitest run FILES` instead.
+// say); to run some files, use `npx vitest run FILES` instead. `--with-unit` (npm test) also runs the unit
+// project, from the start: it needs no cluster, so it runs while the lanes build and start theirs.
 //
 // KHRUN_TEST_REPORT_DIR=DIR also writes each lane's JSON report to DIR/<lane>.json (per-file durations).
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -12,7 +13,8 @@ import { join, resolve } from 'node:path';
 import { buildSharedTools, buildTestDist, repoRoot, TEST_DIST_READY_ENV } from './builds.ts';
 import { LANE_PROJECTS } from './lanes.ts';
 
-const args = process.argv.slice(2);
+const withUnit = process.argv.includes('--with-unit');
+const args = process.argv.slice(2).filter((a) => a !== '--with-unit');
 const reportDir = process.env.KHRUN_TEST_REPORT_DIR ? resolve(process.env.KHRUN_TEST_REPORT_DIR) : undefined;
 const load = () =>
   loadavg()
@@ -21,18 +23,23 @@ const load = () =>
 
 const startedMs = Date.now();
 const loadAtStart = load();
+const vitest = join(repoRoot, 'node_modules/vitest/vitest.mjs');
+const children = new Set<ChildProcess>();
+const unit = withUnit ? runLane('unit') : undefined;
 console.log(
   `[lanes] building (or finding cached) what more than one lane needs; load average ${loadAtStart}`,
 );
 // On a fresh machine the Go builds take minutes; done once here rather than by three lanes at once.
-await buildSharedTools((line) => console.log(`[lanes] [build] ${line}`));
-await buildTestDist();
+try {
+  await buildSharedTools((line) => console.log(`[lanes] [build] ${line}`));
+  await buildTestDist();
+} catch (error) {
+  for (const child of children) child.kill('SIGTERM');
+  throw error;
+}
 console.log(
   `[lanes] ready in ${Math.round((Date.now() - startedMs) / 1000)} s; starting ${LANE_PROJECTS.join(', ')}`,
 );
-
-const vitest = join(repoRoot, 'node_modules/vitest/vitest.mjs');
-const children = new Set<ChildProcess>();
 
 function runLane(project: string): Promise<{ project: string; code: number; seconds: number }> {
   const laneStartedMs = Date.now();
@@ -84,7 +91,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-const results = await Promise.all(LANE_PROJECTS.map(runLane));
+const results = await Promise.all([...(unit ? [unit] : []), ...LANE_PROJECTS.map(runLane)]);
 console.log(`[lanes] load average at the start ${loadAtStart}, at the end ${load()}`);
 for (const r of results)
   console.log(`[lanes] ${r.project}: ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code})`}, ${r.seconds} s`);
