@@ -29,10 +29,15 @@ export type ExclusiveReason = 'deploy' | 'kuberhealthy';
 
 /** Files that need a cluster to themselves, and why (the rule above). */
 export const EXCLUSIVE: Readonly<Record<string, ExclusiveReason>> = {
+  'test/integration/admission-credentials.test.ts': 'deploy',
+  'test/integration/admission-param-informer.test.ts': 'deploy',
   'test/integration/admission-policy.test.ts': 'deploy',
+  'test/integration/admission-redteam.test.ts': 'deploy',
   'test/integration/admission-routes.test.ts': 'deploy',
   'test/integration/deploy.test.ts': 'deploy',
+  'test/integration/fleet.test.ts': 'deploy',
   'test/integration/helm.test.ts': 'deploy',
+  'test/integration/lambda-runtime.test.ts': 'deploy',
   'test/integration/khjob.test.ts': 'deploy',
   'test/integration/logs.test.ts': 'deploy',
   'test/integration/rbac.test.ts': 'deploy',
@@ -49,31 +54,37 @@ export const EXCLUSIVE: Readonly<Record<string, ExclusiveReason>> = {
 };
 
 /**
- * The EXCLUSIVE files over two serial lanes, balanced by their measured durations (2026-12-03: the two
- * lanes took 951 and 830 s of tests at load average ~35, the other helpers' builds included).
+ * The EXCLUSIVE files over two serial lanes, balanced by their measured durations (longest first, each to
+ * the lane with less so far), from the clean-clone `.ci/run` of 3e7df1c on 2026-12-03 (one file at a time,
+ * load average 1-2): about 410 s of tests each.
  */
 export const SERIAL_LANES: Readonly<
   Record<'integration-serial-1' | 'integration-serial-2', readonly string[]>
 > = {
   'integration-serial-1': [
-    'test/integration/admission-policy.test.ts',
-    'test/integration/admission-routes.test.ts',
-    'test/integration/compat/v3-side-by-side.test.ts',
-    'test/integration/helm.test.ts',
-    'test/integration/khjob.test.ts',
-    'test/integration/rbac.test.ts',
-    'test/integration/sync.test.ts',
-    'test/integration/takeover-v3.test.ts',
-    'test/integration/tick-healthchecks.test.ts',
-    'test/integration/tick.test.ts',
+    'test/integration/deploy.test.ts', // 153 s
+    'test/integration/fleet.test.ts', // 73 s
+    'test/integration/admission-param-informer.test.ts', // 61 s
+    'test/integration/helm.test.ts', // 30 s
+    'test/integration/rerun.test.ts', // 29 s
+    'test/integration/beside-kuberhealthy.test.ts', // 23 s
+    'test/integration/tick-healthchecks.test.ts', // 15 s
+    'test/integration/sync.test.ts', // 12 s
+    'test/integration/admission-credentials.test.ts', // 8 s
+    'test/integration/admission-routes.test.ts', // 6 s
   ],
   'integration-serial-2': [
-    'test/integration/beside-kuberhealthy.test.ts',
-    'test/integration/compat/v2-checks.test.ts',
-    'test/integration/deploy.test.ts',
-    'test/integration/logs.test.ts',
-    'test/integration/rerun.test.ts',
-    'test/integration/takeover.test.ts',
+    'test/integration/takeover.test.ts', // 105 s
+    'test/integration/compat/v2-checks.test.ts', // 75 s
+    'test/integration/takeover-v3.test.ts', // 65 s
+    'test/integration/lambda-runtime.test.ts', // 41 s
+    'test/integration/tick.test.ts', // 35 s
+    'test/integration/compat/v3-side-by-side.test.ts', // 27 s
+    'test/integration/khjob.test.ts', // 18 s
+    'test/integration/rbac.test.ts', // 18 s
+    'test/integration/logs.test.ts', // 12 s
+    'test/integration/admission-policy.test.ts', // 7 s
+    'test/integration/admission-redteam.test.ts', // 6 s
   ],
 };
 
