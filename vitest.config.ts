@@ -1,8 +1,32 @@
 import { defineConfig } from 'vitest/config';
+import {
+  EXCLUSIVE,
+  INTEGRATION_FILES,
+  PARALLEL_WORKERS,
+  SERIAL_LANES,
+} from './test/integration/setup/lanes.ts';
 
-// Two projects: unit tests (the product's in test/unit, the devkit's in infra/devkit/test) need nothing;
-// integration tests share one real local cluster per run, started by the global setup, with a fresh
-// namespace per test.
+// Projects: `unit` (test/unit and the devkit's infra/devkit/test) needs nothing. The integration suite is
+// three lanes (test/integration/setup/lanes.ts says which file goes where and why, and the rule for a new
+// one):
+// - `integration-serial-1` and `integration-serial-2`: the EXCLUSIVE files, one at a time: those that
+//   install infra/deploy or the chart (khrun's namespace and cluster-wide objects, which each applies its
+//   own variant of) and those that run the real Kuberhealthy v2/v3 (which act on every check of the
+//   cluster). Two lanes only to share them out by time.
+// - `integration`: the rest, each in namespaces of its own, PARALLEL_WORKERS files at once.
+// Each lane's global setup starts a local cluster of its own (the next free pod-network slot), and
+// `npm run test:integration` (setup/run-lanes.ts) runs the three lanes at the same time, in three vitest
+// processes: vitest runs the projects of one process one group after another (sequence.groupOrder; a group
+// has one maxWorkers), never a one-at-a-time lane beside a parallel one. Run some files, of any lane, with
+// `npx vitest run test/integration/NAME.test.ts` (only the lanes of those files start a cluster).
+const integration = {
+  environment: 'node' as const,
+  globalSetup: ['test/integration/setup/global-cluster.ts'],
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
+  pool: 'forks' as const,
+};
+
 export default defineConfig({
   test: {
     projects: [
@@ -13,17 +37,26 @@ export default defineConfig({
           environment: 'node',
         },
       },
+      ...Object.entries(SERIAL_LANES).map(([name, files], i) => ({
+        test: {
+          ...integration,
+          name,
+          include: [...files],
+          fileParallelism: false,
+          // One process, one file after another: each file's import of lib/ and client-node is done once.
+          isolate: false,
+          // Groups run in order within one vitest process (`npx vitest run` of files of several lanes).
+          sequence: { groupOrder: i + 1 },
+        },
+      })),
       {
         test: {
+          ...integration,
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          environment: 'node',
-          globalSetup: ['test/integration/setup/global-cluster.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 120_000,
-          // One cluster, two cores: files run one after another; tests inside a file may run concurrently.
-          fileParallelism: false,
-          pool: 'forks',
+          include: [INTEGRATION_FILES],
+          exclude: Object.keys(EXCLUSIVE),
+          maxWorkers: PARALLEL_WORKERS,
+          sequence: { groupOrder: Object.keys(SERIAL_LANES).length + 1 },
         },
       },
     ],

@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import { buildText } from './source-build.ts';
 import { summarize } from './stats.ts';
 
-// Renders docs/alerts.md's Figures section from bench/notify.json (written by test/integration/alerts.test.ts):
+// Renders docs/alerts.md's Figures section from bench/notify.json (written by test/integration/alerts.test.ts
+// run with KHRUN_RECORD_FIGURES=1):
 // `npx tsx test/bench/notify-table.ts` rewrites the section between its markers.
 
 const root = join(import.meta.dirname, '../..');

@@ -51,7 +51,7 @@ const EXAMPLES = {
 
 beforeAll(async () => {
   await buildTestBundles();
-  await applyDeploy({ name: 'deploy', components: ['examples', 'serve'] });
+  await applyDeploy({ name: 'deploy', components: ['examples', 'serve'], tick: 'scheduled' });
 }, 180_000);
 
 afterAll(async () => {

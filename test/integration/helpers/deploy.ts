@@ -4,7 +4,6 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { buildBundles } from '@khrun/devkit/build/bundle.ts';
 import { resolveKubectl } from '@khrun/devkit/local/binaries.ts';
 import { KHRUN_IMAGE } from '@khrun/devkit/local/kubelet/khrun-image.ts';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -29,14 +28,12 @@ function cacheDir(): string {
 }
 
 /**
- * Builds the bundles (as `npm run build` does) into .khrun/test-dist, once per test file: the directory
- * the global setup gives the process kubelet as the khrun image's /app/dist.
+ * The bundles (as `npm run build` builds them) in .khrun/test-dist, the directory the global setup gives the
+ * process kubelet as the khrun image's /app/dist. Built once per run by the global setup (setup/builds.ts),
+ * before any file starts: a file that rebuilt them while another lane's pods run them would pull them away.
  */
 export async function buildTestBundles(): Promise<string> {
-  const outdir = join(repoRoot, '.khrun/test-dist');
-  await mkdir(outdir, { recursive: true });
-  await buildBundles({ root: repoRoot, outdir });
-  return outdir;
+  return inject('testDistDir');
 }
 
 export function kubectlPath(): Promise<string> {
@@ -70,9 +67,11 @@ export async function kubectl(args: string[], opts: { kubeconfig?: string } = {}
 /**
  * `kubectl apply -k` of infra/deploy with the given components, as a user's kustomization would include
  * them. The containers run the shipped image (SHIPPED_IMAGE; the process kubelet runs it as the local build
- * of the image's ENTRYPOINT: the global setup maps it to the bundles of buildTestBundles). Optional patches
- * only narrow it to the test: the tick limited to some namespaces with no first-run spreading, and
- * CronJobs applied suspended. With the serve component, the report key Secret it mounts is created
+ * of the image's ENTRYPOINT: the global setup maps it to the bundles of buildTestBundles). Patches only
+ * narrow it to the test: the tick CronJob is applied suspended unless the test runs it (`tick: 'scheduled'`,
+ * or tickNamespaces: limited to those namespaces, with no first-run spreading), since a running tick that
+ * is not limited dispatches every due khcheck and HealthCheck of the cluster each minute, those of the
+ * files after it too; other CronJobs applied suspended on request. With the serve component, the report key Secret it mounts is created
  * first, as its kustomization.yaml tells a user to (a random key; one that exists already is kept, so
  * servers started by an earlier apply keep holding the Secret's key).
  */
@@ -81,6 +80,9 @@ export async function applyDeploy(opts: {
   /** Not used any more (the global setup maps the image to the test bundles); callers may drop it. */
   distDir?: string;
   components?: Array<'serve' | 'sync' | 'examples'>;
+  /** The tick CronJob runs on its schedule, for every namespace (default: applied suspended). */
+  tick?: 'scheduled' | 'suspended';
+  /** The tick CronJob runs on its schedule for these namespaces only (comma-separated). */
   tickNamespaces?: string;
   /** CronJobs applied suspended (e.g. khrun-sync, which would otherwise manage every khcheck of the suite). */
   suspend?: string[];
@@ -99,7 +101,12 @@ export async function applyDeploy(opts: {
       ? ['components:', ...opts.components.map((c) => `  - ${rel(`infra/deploy/components/${c}`)}`)]
       : []),
   ];
-  if (opts.tickNamespaces || opts.suspend?.length) lines.push('patches:');
+  // The sync component removes the tick CronJob: nothing to suspend then.
+  const tickRuns = opts.tick === 'scheduled' || opts.tickNamespaces !== undefined;
+  const suspend = new Set(opts.suspend);
+  if (!tickRuns && !opts.components?.includes('sync')) suspend.add('khrun-tick');
+  if (tickRuns) suspend.delete('khrun-tick');
+  if (opts.tickNamespaces || suspend.size) lines.push('patches:');
   if (opts.tickNamespaces) {
     // Only the test's checks, and each dispatched at the first tick (no first-run spreading).
     const env = (name: string, value: string) =>
@@ -109,7 +116,7 @@ export async function applyDeploy(opts: {
       `    patch: '[${env('KHRUN_NAMESPACES', opts.tickNamespaces)}, ${env('KHRUN_FIRST_RUN_JITTER', '0s')}]'`,
     );
   }
-  for (const name of opts.suspend ?? []) {
+  for (const name of suspend) {
     lines.push(
       `  - target: { kind: CronJob, name: ${name} }`,
       `    patch: '[{"op": "add", "path": "/spec/suspend", "value": true}]'`,

@@ -1,9 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { countRequests, waitForAuditFlush } from '../../bench/audit.ts';
+import { sourceBuild } from '../../bench/source-build.ts';
 import { repoRoot } from './khrun.ts';
 
 /** One measured invocation of `khrun run`: its window, and what the receivers saw in it. */
@@ -83,7 +84,10 @@ export async function runnerIdentity(kc: KubeConfig, namespace: string, name: st
  * Counts each run's API requests in the cluster's audit log (every request of the run's user in its
  * window: the runs are spawned one at a time and the test makes no request meanwhile), those of them
  * that notifications made (user agent khrun/notify, and the namespace defaults' ConfigMap GET), and
- * writes them with the delivery times to bench/notify.json.
+ * writes them with the delivery times to .khrun/notify.json; with KHRUN_RECORD_FIGURES=1 to the committed
+ * bench/notify.json instead (docs/alerts.md's figures are rendered from it). A plain test run leaves the
+ * tree as it was: the unit tests compare docs/alerts.md with bench/notify.json, at the same time under
+ * `npm test`.
  */
 export async function writeNotifyFigures(
   runs: MeasuredRun[],
@@ -119,11 +123,14 @@ export async function writeNotifyFigures(
       "receiver requests counted by the local receivers, Alertmanager's by its alertmanager_alerts_received_total; delivery " +
       "time from the outcome write (the webhook body's `at`, the API server's clock) to the receiver's arrival (same machine).",
     date: new Date().toISOString(),
+    build: await sourceBuild(repoRoot),
     loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
     cores: cpus().length,
     runs: rows,
     deliveries: latencies,
   };
-  await writeFile(join(repoRoot, 'bench/notify.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const target = process.env.KHRUN_RECORD_FIGURES === '1' ? 'bench/notify.json' : '.khrun/notify.json';
+  await mkdir(join(repoRoot, dirname(target)), { recursive: true });
+  await writeFile(join(repoRoot, target), `${JSON.stringify(results, null, 2)}\n`);
   return results;
 }

@@ -1,0 +1,103 @@
+/**
+ * The integration suite's lanes: which files may share a local cluster with others at the same time, and
+ * which need one to themselves. vitest.config.ts makes a project of each lane, each with a cluster of its
+ * own (the global setup), and `npm run test:integration` (run-lanes.ts) runs the three lanes at once.
+ *
+ * The rule for a new file (test/unit/integration-lanes.test.ts checks the markers):
+ * - EXCLUSIVE 'deploy' when it installs khrun cluster-wide: `applyDeploy` (infra/deploy: the namespace
+ *   khrun, the ClusterRoles and bindings khrun-*, the ValidatingAdmissionPolicies and bindings, the
+ *   khrun-tick and khrun-sync CronJobs) or `helm install` of the chart (the same cluster-scoped names).
+ *   Every such file applies its own variant of the same objects, and helm.test.ts takes them over and
+ *   deletes them.
+ * - EXCLUSIVE 'kuberhealthy' when it runs the real Kuberhealthy: v2.7.1's daemon runs every khcheck of the
+ *   cluster (it has no namespace setting) and v3.0.0's controller every HealthCheck (KH_TARGET_NAMESPACE is
+ *   parsed but unused in v3.0.0), so no other file's checks may exist meanwhile; `khrun takeover`'s search
+ *   and its measured hand-over gaps see the whole cluster.
+ * - Otherwise PARALLEL, and it must keep to that: its own namespaces (freshNamespace), no object outside
+ *   them (a cluster-scoped one only under a unique name), its own processes on 127.0.0.1 and free ports,
+ *   its own bare control plane or cluster for anything that stops or restarts one, waits on its own objects
+ *   (never on a cluster-wide count or list), no fixed name under .khrun/ that another file also writes. It
+ *   may assume that no EXCLUSIVE file runs on its cluster: nothing of infra/deploy's and no Kuberhealthy
+ *   is installed there.
+ * An EXCLUSIVE file goes to either serial lane (each runs its files one at a time on its own cluster):
+ * the one whose files took less time in the last measured run (docs/local-cluster.md). A file that cannot
+ * keep to the PARALLEL rule and is neither kind: fix its habit (a unique name, a bare control plane of its
+ * own), or make it EXCLUSIVE with its reason written here.
+ */
+
+export type ExclusiveReason = 'deploy' | 'kuberhealthy';
+
+/** Files that need a cluster to themselves, and why (the rule above). */
+export const EXCLUSIVE: Readonly<Record<string, ExclusiveReason>> = {
+  'test/integration/admission-credentials.test.ts': 'deploy',
+  'test/integration/admission-param-informer.test.ts': 'deploy',
+  'test/integration/admission-policy.test.ts': 'deploy',
+  'test/integration/admission-redteam.test.ts': 'deploy',
+  'test/integration/admission-routes.test.ts': 'deploy',
+  'test/integration/deploy.test.ts': 'deploy',
+  'test/integration/fleet.test.ts': 'deploy',
+  'test/integration/helm.test.ts': 'deploy',
+  'test/integration/lambda-runtime.test.ts': 'deploy',
+  'test/integration/khjob.test.ts': 'deploy',
+  'test/integration/logs.test.ts': 'deploy',
+  'test/integration/rbac.test.ts': 'deploy',
+  'test/integration/rerun.test.ts': 'deploy',
+  'test/integration/sync.test.ts': 'deploy',
+  'test/integration/tick-healthchecks.test.ts': 'deploy',
+  'test/integration/tick.test.ts': 'deploy',
+  // It also applies infra/deploy and the chart, beside both Kuberhealthy versions.
+  'test/integration/beside-kuberhealthy.test.ts': 'kuberhealthy',
+  'test/integration/compat/v2-checks.test.ts': 'kuberhealthy',
+  'test/integration/compat/v3-side-by-side.test.ts': 'kuberhealthy',
+  'test/integration/takeover-v3.test.ts': 'kuberhealthy',
+  'test/integration/takeover.test.ts': 'kuberhealthy',
+};
+
+/**
+ * The EXCLUSIVE files over two serial lanes, balanced by their measured durations (longest first, each to
+ * the lane with less so far), from the clean-clone `.ci/run` of 3e7df1c on 2026-12-03 (one file at a time,
+ * load average 1-2): about 410 s of tests each.
+ */
+export const SERIAL_LANES: Readonly<
+  Record<'integration-serial-1' | 'integration-serial-2', readonly string[]>
+> = {
+  'integration-serial-1': [
+    'test/integration/deploy.test.ts', // 153 s
+    'test/integration/fleet.test.ts', // 73 s
+    'test/integration/admission-param-informer.test.ts', // 61 s
+    'test/integration/helm.test.ts', // 30 s
+    'test/integration/rerun.test.ts', // 29 s
+    'test/integration/beside-kuberhealthy.test.ts', // 23 s
+    'test/integration/tick-healthchecks.test.ts', // 15 s
+    'test/integration/sync.test.ts', // 12 s
+    'test/integration/admission-credentials.test.ts', // 8 s
+    'test/integration/admission-routes.test.ts', // 6 s
+  ],
+  'integration-serial-2': [
+    'test/integration/takeover.test.ts', // 105 s
+    'test/integration/compat/v2-checks.test.ts', // 75 s
+    'test/integration/takeover-v3.test.ts', // 65 s
+    'test/integration/lambda-runtime.test.ts', // 41 s
+    'test/integration/tick.test.ts', // 35 s
+    'test/integration/compat/v3-side-by-side.test.ts', // 27 s
+    'test/integration/khjob.test.ts', // 18 s
+    'test/integration/rbac.test.ts', // 18 s
+    'test/integration/logs.test.ts', // 12 s
+    'test/integration/admission-policy.test.ts', // 7 s
+    'test/integration/admission-redteam.test.ts', // 6 s
+  ],
+};
+
+/** Every integration file; those not EXCLUSIVE are PARALLEL. */
+export const INTEGRATION_FILES = 'test/integration/**/*.test.ts';
+
+/**
+ * How many PARALLEL files run at once. The suite waits far more than it computes (load average 0.5-2 on
+ * 2 cores with one file at a time), but every file's pods share one process kubelet, and a file's own
+ * processes (runners, servers, a second control plane) need the cores too: chosen by measurement
+ * (docs/local-cluster.md, `npm test`).
+ */
+export const PARALLEL_WORKERS = 3;
+
+/** The vitest projects of the lanes, in the order run-lanes.ts starts them. */
+export const LANE_PROJECTS = ['integration-serial-1', 'integration-serial-2', 'integration'] as const;
