@@ -30,7 +30,9 @@ async function main(): Promise<number> {
   const startedMs = Date.now();
   const codes = [
     await runVitest(['--project', 'unit', 'test/unit/report-fuzz.test.ts'], env),
-    await runVitest(['--project', 'integration', 'test/integration/faults/'], env),
+    // One file at a time (the integration lane runs three at once): each scenario's figures under its own
+    // load only.
+    await runVitest(['--project', 'integration', '--no-file-parallelism', 'test/integration/faults/'], env),
   ];
   const wallMs = Date.now() - startedMs;
   const text = await readFile(out, 'utf8').catch(() => '');
@@ -44,7 +46,7 @@ async function main(): Promise<number> {
     '',
     `Measured by \`npm run faults\` on ${new Date().toISOString().slice(0, 10)}, ${build}: Node ${process.version}, ` +
       `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, the local cluster (etcd, kube-apiserver, ` +
-      `controller manager, scheduler, process kubelet); ${rows.length} scenarios in ${Math.round(wallMs / 1000)} s` +
+      `controller manager, scheduler, process kubelet), one file at a time; ${rows.length} scenarios in ${Math.round(wallMs / 1000)} s` +
       (failed
         ? `; SOME TESTS FAILED (${rows.filter((r) => r.failed).length} scenarios marked FAILED above; vitest exit codes ${codes.join(', ')}).`
         : '.'),
