@@ -34,6 +34,11 @@ export interface FleetRow {
     byVerb: Record<string, number>;
     /** Answers by HTTP status (429: refused by the API server's priority and fairness, tried again). */
     byCode: Record<string, number>;
+    /**
+     * False when the audit log holds fewer checker pod creates than outcomes recorded (every outcome needs
+     * its pod created in the window): the API server dropped audit events, so no request figure is made.
+     */
+    complete: boolean;
   };
   /** Checker pods the system's identity created (answered 201) in the row's namespaces, and deleted. */
   checkerPods: { created: number; deleted: number; perCheck: number };
@@ -113,7 +118,14 @@ export function rowFigures(input: {
     ok,
     lost: input.n - input.recorded.size,
     notOk,
-    requests: { total: inWindow.length, perCheck: inWindow.length / input.n, byUser, byVerb, byCode },
+    requests: {
+      total: inWindow.length,
+      perCheck: inWindow.length / input.n,
+      byUser,
+      byVerb,
+      byCode,
+      complete: creates.length >= input.recorded.size,
+    },
     checkerPods: { created: creates.length, deleted, perCheck: creates.length / input.n },
     podCreateToStartMs: summarize(toStart),
     ...(first !== undefined && last !== undefined && last > first

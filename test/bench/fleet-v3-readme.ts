@@ -25,8 +25,13 @@ function memory(r: FleetRow): string {
   return [`tick ${mib(p.tick)}`, runners].filter(Boolean).join('; ');
 }
 
+/** Results written before the completeness check count as complete. */
+const complete = (r: FleetRow) => r.requests.complete !== false;
+
 /** Per check (the total; how many the API server refused with 429 and were tried again). */
 function requests(r: FleetRow): string {
+  if (!complete(r))
+    return `– (audit log incomplete: ${r.checkerPods.created} checker pod creates in it for ${r.recorded} outcomes)`;
   const refused = r.requests.byCode?.['429'] ?? 0;
   return `${r.requests.perCheck.toFixed(1)} (${r.requests.total}${refused ? `, ${refused} answered 429` : ''})`;
 }
@@ -47,9 +52,11 @@ function ratios(rows: FleetRow[]): string[] {
       k.allRecordedMs !== undefined && v.allRecordedMs !== undefined
         ? `${(k.allRecordedMs / v.allRecordedMs).toFixed(2)}× v3's time until all were recorded`
         : 'no ratio of the time until all were recorded (a row did not record every check)';
-    return [
-      `- ${n} checks, khrun ÷ v3: ${time}, ${(k.requests.perCheck / v.requests.perCheck).toFixed(2)}× its API requests per check; ${k.checkerPods.created} checker pods against its ${v.checkerPods.created}.`,
-    ];
+    const perCheck =
+      complete(k) && complete(v)
+        ? `${(k.requests.perCheck / v.requests.perCheck).toFixed(2)}× its API requests per check; ${k.checkerPods.created} checker pods against its ${v.checkerPods.created}`
+        : 'no ratio of API requests (an audit log was incomplete)';
+    return [`- ${n} checks, khrun ÷ v3: ${time}, ${perCheck}.`];
   });
 }
 
@@ -66,7 +73,7 @@ export function fleetBesideV3Markdown(r: { fleetBesideV3?: FleetBesideV3; meta?:
     '|---:|---|---:|---|---:|---:|---:|---:|---|---|',
     ...f.rows.map(
       (x) =>
-        `| ${x.checks} | ${SYSTEM[x.system]} | ${recorded(x)} | ${outcomes(x)} | ${x.tickMs === undefined ? '–' : fmtMs(x.tickMs)} | ${requests(x)} | ${x.checkerPods.created} (${x.checkerPods.deleted}) | ${spread(x.podCreateToStartMs)} | ${memory(x)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
+        `| ${x.checks} | ${SYSTEM[x.system]} | ${recorded(x)} | ${outcomes(x)} | ${x.tickMs === undefined ? '–' : fmtMs(x.tickMs)} | ${requests(x)} | ${complete(x) ? `${x.checkerPods.created} (${x.checkerPods.deleted})` : '–'} | ${spread(x.podCreateToStartMs)} | ${memory(x)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
     ),
     '',
     ...ratios(f.rows),

@@ -65,6 +65,7 @@ describe("a fleet row's figures", () => {
     expect(row.requests.perCheck).toBe(2);
     expect(row.requests.byCode).toEqual({ '200': 1, '201': 4, '429': 1 });
     expect(row.checkerPods).toEqual({ created: 3, deleted: 0, perCheck: 1 });
+    expect(row.requests.complete).toBe(true);
     expect(row.podCreateToStartMs.median).toBe(750);
     expect(row.peakRssMiB.runners?.max).toBe(110);
   });
@@ -92,6 +93,7 @@ describe("a fleet row's figures", () => {
         byUser: {},
         byVerb: {},
         byCode: { '429': system === 'khrun' ? 7 : 0 },
+        complete: true,
       },
     });
     const text = fleetBesideV3Markdown({
@@ -107,6 +109,33 @@ describe("a fleet row's figures", () => {
       "khrun ÷ v3: 0.50× v3's time until all were recorded, 0.33× its API requests per check",
     );
     expect(text).toContain('- a note');
+  });
+
+  it('makes no request figure from an audit log with fewer checker pod creates than outcomes', () => {
+    const recorded = new Map([
+      ['a/c0', { atMs: 4_000, ok: true }],
+      ['a/c1', { atMs: 6_000, ok: true }],
+    ]);
+    const row = rowFigures({
+      ...base,
+      system: 'v3',
+      podCreator: 'v3',
+      users: ['v3'],
+      recorded,
+      requests: [req(2_000, { user: 'v3', verb: 'create', resource: 'pods', name: 'c0-x', code: 201 })],
+      processes: [],
+    });
+    expect(row.requests.complete).toBe(false);
+    const other = rowFigures({ ...base, recorded, requests: [], processes: [] });
+    const text = fleetBesideV3Markdown({
+      fleetBesideV3: {
+        how: 'how',
+        notes: [],
+        rows: [{ ...other, requests: { ...other.requests, complete: true } }, row],
+      },
+    }).join('\n');
+    expect(text).toContain('– (audit log incomplete: 1 checker pod creates in it for 2 outcomes) | – |');
+    expect(text).toContain('no ratio of API requests (an audit log was incomplete)');
   });
 });
 
