@@ -85,14 +85,21 @@ async function runOne(
 
 /**
  * A whole batch invocation: opens one runner session over the batch's namespaces (one API client, one report
- * endpoint), runs every check in it (runBatch) and closes it once every run returned. `khrun run` with many
+ * endpoint, the khstates and checker pods of each namespace read together: kube/shared-reads.ts), runs every
+ * check in it (runBatch) and closes it once every run returned. `khrun run` with many
  * checks and the runCheck Lambda's batch event both start here. Throws only when the session cannot start.
  */
 export async function runBatchInSession(
   opts: SessionSettings & Omit<BatchRunDeps, 'session'>,
   checks: readonly BatchEntry[],
 ): Promise<BatchCheckResult[]> {
-  const session = await openSession({ ...opts, namespaces: checks.map((c) => c.namespace) });
+  const perNamespace = new Map<string, number>();
+  for (const c of checks) perNamespace.set(c.namespace, (perNamespace.get(c.namespace) ?? 0) + 1);
+  const session = await openSession({
+    ...opts,
+    namespaces: [...perNamespace.keys()],
+    sharedReadsFor: perNamespace,
+  });
   try {
     return await runBatch({ ...opts, session }, checks);
   } finally {

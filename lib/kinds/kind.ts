@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import type { KindName, RunTarget } from '../core/run-target.ts';
 import type { JobRunResult } from '../job/run-khjob.ts';
+import type { SharedReads } from '../kube/shared-reads.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import type { KubePort } from '../kube/port.ts';
 import type { ReportAccess } from '../report/authorize-report.ts';
@@ -72,8 +73,11 @@ export interface Kind<P extends KindPorts = KindPorts> {
   readonly name: KindName;
   /** How people name one: `khcheck`, `khjob`, `HealthCheck`. */
   readonly noun: string;
-  /** Every request a run of this kind makes goes through these ports (tests hand in fakes). */
-  ports(client: KubeClient): P;
+  /**
+   * Every request a run of this kind makes goes through these ports (tests hand in fakes). shared: the
+   * reads a batch's runs make together (kube/shared-reads.ts), for a kind that runs in batches.
+   */
+  ports(client: KubeClient, shared?: SharedReads): P;
   /** The URL its checker pods report to, from an endpoint's report URL and the key that signs each run's. */
   reportingUrl(base: string, key: ReportKey | undefined): ReportingUrl;
   /** One run of run.target in the session; a missing object throws the kind's NotFoundError. */

@@ -7,8 +7,14 @@ export interface Selectors {
   fieldSelector?: string;
 }
 
+/** A list's query: the selectors and, for a bounded first list, at most limit items (then `continue` is set). */
+export interface ListQuery extends Selectors {
+  limit?: number;
+}
+
 export interface ListResult<T> {
-  metadata?: { resourceVersion?: string };
+  /** `continue`: set when a list with a limit left items out. */
+  metadata?: { resourceVersion?: string; continue?: string };
   items: T[];
 }
 
@@ -20,7 +26,7 @@ export type WatchObject<T> = T & { code?: number };
  * inject one they script, to drive reconnects and 410s without a server.
  */
 export interface ListWatchTransport<T extends KubernetesObject> {
-  list(path: string, selectors: Selectors, signal: AbortSignal): Promise<ListResult<T>>;
+  list(path: string, query: ListQuery, signal: AbortSignal): Promise<ListResult<T>>;
   /**
    * Starts one watch request. onEvent is called per event; onDone exactly once when the request ends (null:
    * the server closed it; otherwise the error, with statusCode 410 when the resourceVersion expired).
@@ -52,7 +58,13 @@ export function kubeListWatchTransport<T extends KubernetesObject>(
   };
   const watch = new Watch(config as KubeConfig);
   return {
-    list: (path, selectors, signal) => getJson<ListResult<T>>(client, path, { ...selectors }, signal),
+    list: (path, { limit, ...selectors }, signal) =>
+      getJson<ListResult<T>>(
+        client,
+        path,
+        { ...selectors, ...(limit !== undefined ? { limit: String(limit) } : {}) },
+        signal,
+      ),
     watch: (path, query, onEvent, onDone) => watch.watch(path, { ...query }, onEvent, onDone),
   };
 }

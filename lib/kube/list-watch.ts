@@ -13,16 +13,16 @@ import {
 export interface ListWatchOptions<T extends KubernetesObject> {
   /**
    * The API server: a client object (lists within its bound, feeding its clock), or a KubeConfig (a client
-   * object of its own, unbounded: tests and tools that watch on the side).
+   * object of its own, unbounded: tests and tools that watch on the side). Unused when transport is given.
    */
-  kc: KubeConfig | KubeClient;
+  kc?: KubeConfig | KubeClient;
   /** Collection path, e.g. /api/v1/namespaces/ns/pods or /apis/comcast.github.io/v1/namespaces/ns/khstates. */
   path: string;
   labelSelector?: string;
   fieldSelector?: string;
   signal: AbortSignal;
-  /** Called with the full current set after the first list and after every change. */
-  onChange: (items: ReadonlyMap<string, T>) => void;
+  /** Called with the full current set after the first list and after every change, and the resourceVersion it is current at. */
+  onChange: (items: ReadonlyMap<string, T>, resourceVersion: string | undefined) => void;
   /** Called when the watch broke and is being re-established (the set may be stale meanwhile). */
   onInterruption?: (reason: string) => void;
   initialBackoffMs?: number;
@@ -36,6 +36,11 @@ export interface ListWatchOptions<T extends KubernetesObject> {
    * the first watch starts there instead of listing again. Its items are delivered first, as a list's are.
    */
   from?: { items: T[]; resourceVersion: string };
+}
+
+function defaultTransport<T extends KubernetesObject>(kc: ListWatchOptions<T>['kc']): ListWatchTransport<T> {
+  if (!kc) throw new TypeError('runListWatch: give kc or transport');
+  return kubeListWatchTransport<T>(kc instanceof KubeConfig ? kubeClient(kc) : kc);
 }
 
 type WatchEnd = { kind: 'closed' } | { kind: 'gone' } | { kind: 'error'; error: unknown };
@@ -55,9 +60,7 @@ const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metad
  * Never polls on a timer. Leaves no listener on the signal behind, however often it reconnects.
  */
 export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOptions<T>): Promise<void> {
-  const transport =
-    opts.transport ??
-    kubeListWatchTransport<T>(opts.kc instanceof KubeConfig ? kubeClient(opts.kc) : opts.kc);
+  const transport = opts.transport ?? defaultTransport<T>(opts.kc);
   const delay = opts.delay ?? abortableDelay;
   const backoff = new Backoff({ initialMs: opts.initialBackoffMs ?? 100, maxMs: opts.maxBackoffMs ?? 5_000 });
   const selectors: Selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
@@ -65,7 +68,7 @@ export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOp
     items: new Map((opts.from?.items ?? []).map((o) => [keyOf(o), o])),
     resourceVersion: opts.from?.resourceVersion,
   };
-  if (opts.from && !opts.signal.aborted) opts.onChange(cursor.items);
+  if (opts.from && !opts.signal.aborted) opts.onChange(cursor.items, cursor.resourceVersion);
 
   while (!opts.signal.aborted) {
     try {
@@ -73,7 +76,7 @@ export async function runListWatch<T extends KubernetesObject>(opts: ListWatchOp
         const list = await transport.list(opts.path, selectors, opts.signal);
         cursor.items = new Map(list.items.map((o) => [keyOf(o), o]));
         cursor.resourceVersion = list.metadata?.resourceVersion;
-        opts.onChange(cursor.items);
+        opts.onChange(cursor.items, cursor.resourceVersion);
       }
       const end = await watchOnce(transport, opts, selectors, cursor, () => backoff.reset());
       if (opts.signal.aborted) return;
@@ -126,7 +129,7 @@ async function watchOnce<T extends KubernetesObject>(
         if (type === 'ERROR') finish(obj.code === 410 ? { kind: 'gone' } : { kind: 'error', error: obj });
         else if (applyEvent(cursor, type, obj)) {
           onEvent();
-          opts.onChange(cursor.items);
+          opts.onChange(cursor.items, cursor.resourceVersion);
         }
       };
       const onDone = (error: unknown) => {

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Clock } from '../core/clock.ts';
 import type { Log } from '../core/log.ts';
 import type { KindName } from '../core/run-target.ts';
 import type { KindPorts, RunResult, SessionKit, TargetRun } from '../kinds/kind.ts';
 import { KINDS, kindOf } from '../kinds/registry.ts';
 import { type KubeClient, runnerClient } from '../kube/kube-client.ts';
+import { kubeListWatchTransport } from '../kube/list-watch-transport.ts';
 import type { KubePort } from '../kube/port.ts';
+import { sharedReads } from '../kube/shared-reads.ts';
 import type { NotifyConfig } from '../notify/config.ts';
 import { fetchSender } from '../notify/http.ts';
 import { kubeNamespaceDefaults } from '../notify/namespace-defaults.ts';
@@ -63,6 +65,11 @@ export interface SessionSettings extends RunSettings {
 export interface SessionOptions extends SessionSettings {
   /** Every namespace an object of this session lives in: the hosted endpoint serves exactly these. */
   namespaces: readonly string[];
+  /**
+   * A batch's checks per namespace: its khcheck runs read their khstates and checker pods together there
+   * (kube/shared-reads.ts), until the session closes. Absent: each run reads its own.
+   */
+  sharedReadsFor?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -91,9 +98,19 @@ export async function openSession(opts: SessionOptions): Promise<Session> {
   const client = opts.client ?? runnerClient(opts.kc, opts.log);
   // Decides by the API server's time: leases and deadlines are compared with times other machines wrote.
   const { clock } = client;
+  const sharing = new AbortController();
+  const shared =
+    opts.sharedReadsFor &&
+    sharedReads({
+      transport: kubeListWatchTransport<KubernetesObject>(client),
+      checksPerNamespace: opts.sharedReadsFor,
+      monoMs: () => clock.monoMs(),
+      signal: sharing.signal,
+      onNotice: (message, fields) => opts.log.info(message, fields),
+    });
   // Each kind's ports are made once (no request is sent until a run or a report needs one).
   const portsByKind = new Map<KindName, KindPorts>(
-    Object.values(KINDS).map((k) => [k.name, k.ports(client)] as const),
+    Object.values(KINDS).map((k) => [k.name, k.ports(client, shared)] as const),
   );
   const portsOf = (kind: KindName) => portsByKind.get(kind) as KindPorts;
   const kube = portsOf('khcheck').kube;
@@ -203,6 +220,7 @@ export async function openSession(opts: SessionOptions): Promise<Session> {
     clock,
     run: (run) => kindOf(run.target.kind).run(kitFor(run.target.kind), run),
     close: async () => {
+      sharing.abort();
       await server?.close();
     },
   };

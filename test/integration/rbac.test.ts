@@ -142,12 +142,13 @@ const MATRIX: Record<string, { allowed: Verb[]; denied: Verb[] }> = {
       ['update', 'healthchecks', OTHER, v3],
       ['update', 'healthchecks', OTHER, { ...v3, subresource: 'status' }],
       ['update', 'healthchecks', OTHER, { ...v3, subresource: 'finalizers' }],
+      // A batch reads its namespace's khchecks in one list (lib/kube/shared-reads.ts).
+      ['list', 'khchecks', OTHER, kh],
     ],
     denied: [
       ['create', 'healthchecks', OTHER, v3],
       ['delete', 'healthchecks', OTHER, v3],
       ['patch', 'healthchecks', OTHER, v3],
-      ['list', 'khchecks', OTHER, kh],
       ['update', 'khchecks', OTHER, kh],
       ['list', 'khjobs', OTHER, kh],
       ['delete', 'khjobs', OTHER, kh],

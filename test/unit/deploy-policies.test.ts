@@ -50,7 +50,7 @@ describe('RBAC: every verb of every khrun role, exactly', () => {
       'ClusterRole',
       'khrun-runner',
       [
-        'comcast.github.io khchecks: get',
+        'comcast.github.io khchecks: get,list',
         'comcast.github.io khjobs: get,update',
         'comcast.github.io khstates: create,delete,get,list,update,watch',
         'kuberhealthy.github.io healthchecks: get,list,update,watch',
