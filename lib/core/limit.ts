@@ -1,7 +1,7 @@
 /**
  * Runs tasks with at most `max` in flight; the rest wait in order. A task marked `first` goes ahead of the
- * waiting ones (the tick sends a batch whose claims are done before claiming the next batches' checks, so
- * its runner starts early). A task's rejection is its caller's: it frees its slot like a success.
+ * waiting ones (the tick's sends, ahead of the releases of claims whose sends failed). A task's rejection is
+ * its caller's: it frees its slot like a success.
  *
  * Tasks of one limiter must not await each other: a task that awaited other tasks of the same limiter
  * while holding a slot could wait forever once every slot is held that way. So the tick's and the API

@@ -46,8 +46,8 @@ const firstLine = (error: unknown) =>
   error instanceof Error ? error.message.split('\n')[0]! : String(error);
 
 /**
- * The one claim → send → release path, for every kind: claims the due objects in their claim stores and
- * sends them, at most `concurrency` requests in flight. With a batch size above 1 (and a dispatcher with
+ * The one claim → send → release path, for every kind: claims the due objects in their claim stores and,
+ * once every claim is written (barrier), sends them, at most `concurrency` requests in flight. With a batch size above 1 (and a dispatcher with
  * a batch form) the due list is cut into batches before any claim, each batch is named, and each member's
  * claim records that name; the members another tick claimed first drop out
  * ('lost'), a batch left empty is not sent, a batch of one planned member is sent as a single run. A
@@ -66,14 +66,43 @@ export async function dispatchDue<S>(
     .runUuid()
     .replace(/[^0-9a-f]/g, '')
     .slice(0, 6);
+  const claimsDone = barrier(batches.length);
   const sent = await Promise.all(
     batches.map((members, index) =>
       batchForm && members.length > 1
-        ? sendBatch(deps, limit, s, members, batchForm, batchId(token, index))
-        : sendSingle(deps, limit, s, members[0]!),
+        ? sendBatch(deps, { limit, claimsDone }, s, members, batchForm, batchId(token, index))
+        : sendSingle(deps, { limit, claimsDone }, s, members[0]!),
     ),
   );
   return sent.flat();
+}
+
+/**
+ * Resolves for everyone once all `count` have arrived: every claim of the tick is written before its first
+ * runner is sent. Sent early, a thousand checks' runners start while the tick still claims, and their
+ * requests and process starts slow the rest of the claims (the tick took 20-24 s at 1,000 that way, about
+ * 8 s claiming first: docs/performance.md); the last batch is sent after the last claim either way.
+ */
+function barrier(count: number): { arrive(): Promise<void> } {
+  let left = count;
+  let open!: () => void;
+  const all = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  if (left === 0) open();
+  return {
+    arrive() {
+      left -= 1;
+      if (left === 0) open();
+      return all;
+    },
+  };
+}
+
+/** The tick's request slots, and the point after which its sends may start. */
+interface Lanes {
+  limit: Limiter;
+  claimsDone: { arrive(): Promise<void> };
 }
 
 const claim = <S>(
@@ -110,10 +139,13 @@ type Claimed = Extract<ClaimResult, { kind: 'claimed' }>;
 const giveBack = <S>(limit: Limiter, d: DueObject<S>, r: Claimed) =>
   limit(() => releaseClaim(d.store, r.claim)).catch(() => undefined);
 
-async function sendSingle<S>(deps: Deps, limit: Limiter, s: Settings, d: DueObject<S>): Promise<TickEntry[]> {
+async function sendSingle<S>(deps: Deps, lanes: Lanes, s: Settings, d: DueObject<S>): Promise<TickEntry[]> {
+  const { limit } = lanes;
   const r = await claim(deps, limit, s, d, (nowMs) => deps.dispatcher.refFor(d.send, nowMs));
+  const ready = lanes.claimsDone.arrive();
   if (r.kind !== 'claimed') return [unclaimed(d, r)];
   const { ref } = r.claim;
+  await ready;
   try {
     await limit(() => deps.dispatcher.dispatch(d.send, ref), { first: true });
     deps.log.info('dispatched', { check: d.label, ref, reason: r.decision.reason });
@@ -128,14 +160,16 @@ async function sendSingle<S>(deps: Deps, limit: Limiter, s: Settings, d: DueObje
 
 async function sendBatch<S>(
   deps: Deps,
-  limit: Limiter,
+  lanes: Lanes,
   s: Settings,
   members: readonly DueObject<S>[],
   form: NonNullable<Dispatcher['batch']>,
   id: string,
 ): Promise<TickEntry[]> {
+  const { limit } = lanes;
   const ref = form.refFor(id, deps.clock.nowMs());
   const claims = await Promise.all(members.map((d) => claim(deps, limit, s, d, () => ref)));
+  const ready = lanes.claimsDone.arrive();
   const won = members.flatMap((d, i) => {
     const r = claims[i]!;
     return r.kind === 'claimed' ? [{ d, r }] : [];
@@ -148,6 +182,7 @@ async function sendBatch<S>(
     });
   // Every member went to another tick (or failed its claim): nothing to send.
   if (won.length === 0) return members.map((d, i) => unclaimed(d, claims[i] as Unclaimed));
+  await ready;
   try {
     await limit(
       () =>

@@ -200,6 +200,25 @@ describe('limiter', () => {
 });
 
 describe('runTick in batches', () => {
+  it('sends no runner before every claim of the tick is written, batches and single runs alike', async () => {
+    for (const batchSize of [25, 1]) {
+      const kube = dueChecks(60);
+      const dispatcher = batchDispatcher();
+      const writesAtSend: number[] = [];
+      const record =
+        <A extends unknown[]>(send: (...a: A) => Promise<void>) =>
+        async (...a: A) => {
+          writesAtSend.push(kube.writes);
+          await send(...a);
+        };
+      dispatcher.dispatch = record(dispatcher.dispatch);
+      dispatcher.batch!.dispatch = record(dispatcher.batch!.dispatch);
+      await tick(kube, dispatcher, { concurrency: 8, batchSize });
+      expect(writesAtSend.length).toBe(batchSize === 1 ? 60 : 3);
+      expect(writesAtSend.every((w) => w === 60)).toBe(true);
+    }
+  });
+
   it('60 due checks with batches of 25: 3 invocations, each check claimed once with its batch ref, no read', async () => {
     const kube = dueChecks(60);
     const dispatcher = batchDispatcher();
