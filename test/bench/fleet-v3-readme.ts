@@ -1,3 +1,4 @@
+import type { NodeRow } from './fleet-node-row.ts';
 import type { FleetRow } from './fleet-v3-figures.ts';
 import type { FleetBesideV3 } from './fleet-v3-section.ts';
 import { type Meta, measuredLine } from './provenance.ts';
@@ -60,8 +61,44 @@ function ratios(rows: FleetRow[]): string[] {
   });
 }
 
+/** Each system's time until all were recorded over the node's until all its pods ended, at each size. */
+function overNode(rows: FleetRow[], node: NodeRow[]): string[] {
+  return node.flatMap((x) => {
+    if (x.allEndedMs === undefined) return [];
+    const parts = rows
+      .filter((r) => r.checks === x.checks && r.allRecordedMs !== undefined)
+      .map((r) => `${SYSTEM[r.system]} ${((r.allRecordedMs ?? 0) / (x.allEndedMs ?? 1)).toFixed(2)}×`);
+    return parts.length
+      ? [`- ${x.checks} checks, all recorded ÷ the node alone's all ended: ${parts.join(', ')}.`]
+      : [];
+  });
+}
+
+function nodeTable(f: Fleet): string[] {
+  const node = f.node ?? [];
+  if (!node.length) return [];
+  return [
+    '',
+    '#### The node alone: the floor under both',
+    '',
+    f.nodeHow ?? '',
+    '',
+    '| checks | all pods ended | pod create to start | pods created a second | load average before → after |',
+    '|---:|---:|---:|---:|---|',
+    ...node.map(
+      (x) =>
+        `| ${x.checks} | ${x.allEndedMs === undefined ? `${x.ended} of ${x.checks}` : fmtMs(x.allEndedMs)} | ${spread(x.podCreateToStartMs)} | ${x.podCreatesPerSecond === undefined ? '–' : x.podCreatesPerSecond.toFixed(1)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
+    ),
+    '',
+    ...overNode(f.rows, node),
+  ];
+}
+
+/** Results measured before the node row existed have none. */
+type Fleet = Omit<FleetBesideV3, 'node' | 'nodeHow'> & Partial<Pick<FleetBesideV3, 'node' | 'nodeHow'>>;
+
 /** The fleet beside v3; [] when results.json has none. */
-export function fleetBesideV3Markdown(r: { fleetBesideV3?: FleetBesideV3; meta?: Meta }): string[] {
+export function fleetBesideV3Markdown(r: { fleetBesideV3?: Fleet; meta?: Meta }): string[] {
   const f = r.fleetBesideV3;
   if (!f?.rows?.length) return [];
   return [
@@ -78,6 +115,7 @@ export function fleetBesideV3Markdown(r: { fleetBesideV3?: FleetBesideV3; meta?:
     '',
     ...ratios(f.rows),
     ...(f.notes?.length ? ['', ...f.notes.map((n) => `- ${n}`)] : []),
+    ...nodeTable(f),
     '',
   ];
 }

@@ -5,6 +5,7 @@ import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import { kuberhealthyV2Source } from '../integration/helpers/kuberhealthy-v2.ts';
 import { repoRoot } from './bench-cluster.ts';
 import { deployedTickEnv } from './deployed-tick-env.ts';
+import { type NodeRow, nodeRow, nodeRowNamespaces } from './fleet-node-row.ts';
 import { deployed, type FleetContext } from './fleet-sections.ts';
 import { khrunRow, type RowContext, v3Row } from './fleet-v3.ts';
 import { FLEET_CHECK, FLEET_CHECKS_PER_NAMESPACE, fleetRowNamespaces } from './fleet-v3-checks.ts';
@@ -31,6 +32,24 @@ function sizes(quick: boolean): number[] {
     if (!Number.isInteger(n) || n < 1)
       throw new Error(`KHRUN_BENCH_FLEET_SIZES: "${s}" is not a whole number`);
     return n;
+  });
+}
+
+type RowKind = 'khrun' | 'v3' | 'node';
+const ROW_KINDS: readonly RowKind[] = ['khrun', 'v3', 'node'];
+
+/**
+ * KHRUN_BENCH_FLEET_SYSTEMS ("khrun,v3,node" by default; node: the same pods with no system, the node's
+ * floor): a part of them is for exploring, not for the results.
+ */
+function systems(): RowKind[] {
+  const text = process.env.KHRUN_BENCH_FLEET_SYSTEMS;
+  if (!text) return [...ROW_KINDS];
+  return text.split(',').map((s) => {
+    const name = s.trim() as RowKind;
+    if (!ROW_KINDS.includes(name))
+      throw new Error(`KHRUN_BENCH_FLEET_SYSTEMS: "${name}" is none of ${ROW_KINDS.join(', ')}`);
+    return name;
   });
 }
 
@@ -70,11 +89,12 @@ export async function fleetBesideV3Section(ctx: FleetContext) {
     runnerNodeArgs: process.env.KHRUN_BENCH_FLEET_RUNNER_FLAGS?.split(' ').filter(Boolean),
   };
   const rows: FleetRow[] = [];
+  const node: NodeRow[] = [];
   const notes: string[] = [];
   /** The longest a row of each system took so far, per check (setup and cleanup included). */
   const msPerCheck: Record<string, number> = {};
   for (const n of plan) {
-    for (const system of ['khrun', 'v3'] as const) {
+    for (const system of systems()) {
       const left = deadline - Date.now();
       const predicted = (msPerCheck[system] ?? 0) * n;
       if (predicted > left) {
@@ -89,18 +109,22 @@ export async function fleetBesideV3Section(ctx: FleetContext) {
       const rowMs = Math.min(ROW_MAX_MS, Math.max(60_000, (left * 3) / 4));
       const rowName = `${system}-${n}`;
       try {
-        const row =
-          system === 'khrun'
-            ? await khrunRow({ ...rowCtx, ...(await profiling(rowName)) }, n, rowMs)
-            : await v3Row(rowCtx, n, rowMs);
-        rows.push(row);
-        ctx.log(
-          `    ${row.recorded}/${n} recorded, ${row.allRecordedMs !== undefined ? `all after ${fmtMs(row.allRecordedMs)}` : `the last after ${fmtMs(row.lastRecordedMs)}`}; ${row.requests.perCheck.toFixed(1)} requests a check; ${row.checkerPods.created} checker pods`,
-        );
+        if (system === 'node') {
+          node.push(await nodeRow(rowCtx, n, rowMs));
+        } else {
+          const row =
+            system === 'khrun'
+              ? await khrunRow({ ...rowCtx, ...(await profiling(rowName)) }, n, rowMs)
+              : await v3Row(rowCtx, n, rowMs);
+          rows.push(row);
+          ctx.log(
+            `    ${row.recorded}/${n} recorded, ${row.allRecordedMs !== undefined ? `all after ${fmtMs(row.allRecordedMs)}` : `the last after ${fmtMs(row.lastRecordedMs)}`}; ${row.requests.perCheck.toFixed(1)} requests a check; ${row.checkerPods.created} checker pods`,
+          );
+        }
       } finally {
-        await Promise.all(
-          fleetRowNamespaces(system, n).map(({ namespace }) => removeAll(ctx.bench, namespace)),
-        );
+        const namespaces =
+          system === 'node' ? nodeRowNamespaces(n) : fleetRowNamespaces(system, n).map((r) => r.namespace);
+        await Promise.all(namespaces.map((namespace) => removeAll(ctx.bench, namespace)));
       }
       msPerCheck[system] = (Date.now() - t) / n;
     }
@@ -108,7 +132,7 @@ export async function fleetBesideV3Section(ctx: FleetContext) {
   return {
     how:
       `For each size, n checks due at once, run by one system alone on the local cluster (the same node, one ` +
-      `process kubelet on this machine's cores), first khrun, then Kuberhealthy v3.0.0; each row's checks ` +
+      `process kubelet on this machine's cores), first khrun, then Kuberhealthy v3.0.0 (then the node alone, below); each row's checks ` +
       `removed before the next. The check: Kuberhealthy v2.7.1's test-check khcheck from its YAML ` +
       `(REPORT_DELAY ${FLEET_CHECK.reportDelay}: reports at once, with v2.7.1's Go client), runInterval ` +
       `${FLEET_CHECK.runInterval}, timeout ${FLEET_CHECK.timeout}, ${FLEET_CHECKS_PER_NAMESPACE} to a namespace; ` +
@@ -129,7 +153,14 @@ export async function fleetBesideV3Section(ctx: FleetContext) {
       `identity in the row's namespaces. Peak RSS: v3's VmHWM; the tick's and each runner's maxRSS at exit. ` +
       `Lost: no outcome at the row's end; not OK: the outcome's first error. The node declares room for ` +
       `every pod (as in the scale section). n=1 per row.`,
+    nodeHow:
+      `The node alone, after both systems at each size: the same number of pods of the check's podSpec ` +
+      `(restartPolicy Never, no KH_REPORTING_URL, so the checker exits at once, as it would right after its ` +
+      `report), created by the admin 32 at a time in namespaces of ${FLEET_CHECKS_PER_NAMESPACE}, no system ` +
+      `running; time zero the first create, until a watch saw every pod ended (Succeeded or Failed). Neither ` +
+      `system can record a check before its pod ran, so this is the floor under their rows on this node. n=1.`,
     notes,
     rows,
+    node,
   };
 }

@@ -109,6 +109,38 @@ describe("a fleet row's figures", () => {
       "khrun ÷ v3: 0.50× v3's time until all were recorded, 0.33× its API requests per check",
     );
     expect(text).toContain('- a note');
+    // Results from before the node row: no node table.
+    expect(text).not.toContain('The node alone');
+    const withNode = fleetBesideV3Markdown({
+      fleetBesideV3: {
+        how: 'how',
+        nodeHow: 'node how',
+        notes: [],
+        rows: [row('khrun', 50_000, 5), row('v3', 100_000, 15)],
+        node: [
+          {
+            checks: 100,
+            allEndedMs: 40_000,
+            ended: 100,
+            podCreateToStartMs: { n: 100, median: 1_000, min: 10, max: 2_000, iqr: 5 },
+            podCreatesPerSecond: 30,
+            loadAverage: { before: [1], after: [2] },
+          },
+          {
+            checks: 500,
+            ended: 480,
+            podCreateToStartMs: { n: 0, median: 0, min: 0, max: 0, iqr: 0 },
+            loadAverage: { before: [1], after: [2] },
+          },
+        ],
+      },
+    }).join('\n');
+    expect(withNode).toContain('| 100 | 40.0 s | 1.00 s (max 2.00 s, n=100) | 30.0 | 1 → 2 |');
+    expect(withNode).toContain('| 500 | 480 of 500 |');
+    expect(withNode).toContain(
+      "- 100 checks, all recorded ÷ the node alone's all ended: khrun (tick + runner Jobs) 1.25×, Kuberhealthy v3.0.0 2.50×.",
+    );
+    expect(withNode).not.toContain('- 500 checks, all recorded');
   });
 
   it('makes no request figure from an audit log with fewer checker pod creates than outcomes', () => {
