@@ -4,6 +4,7 @@ import { isRunPod } from '../check/run-label.ts';
 import { runListWatch } from './list-watch.ts';
 import type { ListWatchTransport } from './list-watch-transport.ts';
 import type { ListedPods } from './port.ts';
+import { retryTransient } from './transient.ts';
 
 /**
  * One list-and-watch of a namespace's checker pods (every pod with the kuberhealthy-check-name label),
@@ -44,6 +45,13 @@ export interface PodFeedOptions {
   onNotice?: (message: string, fields: Record<string, unknown>) => void;
 }
 
+/**
+ * A batch's shared first lists are tried again after a 429 for 30 s and after a 5xx for 15 s (a thousand
+ * checks' runners start at once, and the API server's priority and fairness sheds some of their first
+ * requests): given up, every run of the namespace reads for itself, a list and a watch each.
+ */
+export const SHARED_LIST_RETRY = (signal: AbortSignal) => ({ totalMs: 15_000, throttledMs: 30_000, signal });
+
 interface Subscriber {
   deliver(items: ReadonlyMap<string, V1Pod>): void;
   interrupted(reason: string): void;
@@ -67,10 +75,10 @@ export function podFeed(opts: PodFeedOptions): PodFeed {
     started ??= (async () => {
       let first: Awaited<ReturnType<typeof opts.transport.list>>;
       try {
-        first = await opts.transport.list(
-          path,
-          { labelSelector: CHECK_NAME_LABEL, limit: opts.limit },
-          opts.signal,
+        first = await retryTransient(
+          () =>
+            opts.transport.list(path, { labelSelector: CHECK_NAME_LABEL, limit: opts.limit }, opts.signal),
+          SHARED_LIST_RETRY(opts.signal),
         );
       } catch (error) {
         opts.onNotice?.('pod feed not started: its first list failed; each run lists its own', {

@@ -8,7 +8,8 @@ import {
   type KhState,
 } from '../state/resources.ts';
 import type { ListWatchTransport } from './list-watch-transport.ts';
-import { type PodFeed, podFeed } from './pod-feed.ts';
+import { type PodFeed, podFeed, SHARED_LIST_RETRY } from './pod-feed.ts';
+import { retryTransient } from './transient.ts';
 
 /**
  * What the runs of one batch read together, one namespace at a time: the namespace's khchecks and khstates
@@ -120,7 +121,10 @@ function namespaceLists<T extends KubernetesObject>(
     const path = `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${plural}`;
     const limit = stateListLimit(count);
     try {
-      const answer = await opts.transport.list(path, { limit }, opts.signal);
+      const answer = await retryTransient(
+        () => opts.transport.list(path, { limit }, opts.signal),
+        SHARED_LIST_RETRY(opts.signal),
+      );
       if (answer.metadata?.continue) {
         opts.onNotice?.(`${plural} not read ahead: more than the bound; each run reads its own`, {
           namespace,

@@ -177,6 +177,20 @@ describe('the namespace pod feed', () => {
     session.abort();
   });
 
+  it('tries its first list again after a 429 instead of leaving every run to list its own', async () => {
+    const t = new Scripted({ [podsPath('a')]: { metadata: { resourceVersion: '20' }, items: [] } });
+    const list = t.list.bind(t);
+    let refused = 0;
+    t.list = async (path, query) => {
+      if (refused++ === 0) throw Object.assign(new Error('HTTP 429'), { statusCode: 429 });
+      return list(path, query);
+    };
+    const { feed, session } = feedOf(t);
+    expect(await feed.checkPods('c1')).toEqual({ pods: [], resourceVersion: '20' });
+    expect(t.lists).toHaveLength(1);
+    session.abort();
+  });
+
   it('declines a namespace with more checker pods than its bound: the runs list and watch their own', async () => {
     const t = new Scripted({
       [podsPath('a')]: { metadata: { resourceVersion: '20', continue: 'more' }, items: [] },
