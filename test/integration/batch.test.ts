@@ -1,6 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type ActiveRun, readActiveRun, readLastOutcome } from '../../lib/state/khstate.ts';
+import { auditEvents } from './faults/helpers/audit.ts';
 import { checkerContainer, type Gate, startGate } from './faults/helpers/checker.ts';
 import {
   checkPods,
@@ -131,6 +132,69 @@ describe('a batch run', () => {
       checks: 6,
       results: { recorded: 5, 'not-found': 1 },
     });
+  });
+
+  it("reads its namespace's khchecks, khstates and checker pods once for the whole batch (the audit log)", async () => {
+    const own = await freshNamespace(kc, 'batch-reads');
+    try {
+      const names = Array.from({ length: 6 }, (_, i) => `c${i}`);
+      await Promise.all(names.map((n) => createCheck(kc, own, n, { containers: [checkerContainer()] })));
+      const startedAt = new Date().toISOString();
+      const run = startKhrun(
+        [...names.flatMap((c) => ['--check', c]), '--namespace', own, '--output', 'json'],
+        {},
+      );
+      children.push(run);
+      const result = await run.done;
+      const endedAt = new Date().toISOString();
+      const diagnostics = `${result.stdout.slice(-3000)}\n${result.stderr.slice(-2000)}`;
+      expect(result.code, diagnostics).toBe(0);
+      expect(entriesOf(result).map((e) => e.result)).toEqual(names.map(() => 'recorded'));
+      // The batch's requests in its namespace: those of its user (the admin's, as the marker request's) the
+      // API server received while it ran (the test sent none meanwhile), each once (a watch logs two stages).
+      const events = await auditEvents(kc, own);
+      const admin = events.find((e) => e.objectRef?.name?.startsWith('audit-marker-'))?.user?.username;
+      const during = events.filter(
+        (e) =>
+          e.user?.username === admin &&
+          e.stage === (e.verb === 'watch' ? 'ResponseStarted' : 'ResponseComplete') &&
+          e.requestReceivedTimestamp >= startedAt &&
+          e.requestReceivedTimestamp <= endedAt,
+      );
+      const count = (verb: string, resource: string) =>
+        during.filter(
+          (e) => e.verb === verb && e.objectRef?.resource === resource && !e.objectRef.subresource,
+        ).length;
+      const seen = JSON.stringify(during.map((e) => `${e.verb} ${e.objectRef?.resource}`));
+      // One list of each for six checks, where each run alone gets its khcheck and khstate and lists its pods.
+      expect(
+        {
+          'list khchecks': count('list', 'khchecks'),
+          'get khchecks': count('get', 'khchecks'),
+          'list khstates': count('list', 'khstates'),
+          'get khstates': count('get', 'khstates'),
+          'list pods': count('list', 'pods'),
+          'watch pods': count('watch', 'pods'),
+          'create pods': count('create', 'pods'),
+          'create khstates': count('create', 'khstates'),
+          'update khstates': count('update', 'khstates'),
+        },
+        seen,
+      ).toEqual({
+        'list khchecks': 1,
+        'get khchecks': 0,
+        'list khstates': 1,
+        'get khstates': 0,
+        'list pods': 1,
+        'watch pods': 1,
+        'create pods': 6,
+        // Each run's claim created its khstate (these checks never ran); its record is one update.
+        'create khstates': 6,
+        'update khstates': 6,
+      });
+    } finally {
+      await dropNamespace(kc, own);
+    }
   });
 
   it('SIGKILLed midway, each of its runs is adopted and closed by the next invocations, single or batched', async () => {

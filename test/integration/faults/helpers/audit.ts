@@ -13,6 +13,8 @@ export interface AuditEvent {
   requestReceivedTimestamp: string;
   stageTimestamp: string;
   requestURI: string;
+  /** ResponseComplete, or for a watch also ResponseStarted (RequestReceived is not logged). */
+  stage?: string;
   /** The request's User-Agent header as sent: khrun's khstate writes say `khrun/<writer>`. */
   userAgent?: string;
   user?: { username?: string };
