@@ -7,7 +7,7 @@ import { routeReportToCluster } from '../lib/aws/report-cluster.ts';
 import { reportFromUrlEvent } from '../lib/aws/report-event.ts';
 import { reportKeyFromParameter } from '../lib/aws/report-key-parameter.ts';
 import { ssmParameterReader } from '../lib/aws/ssm-parameter.ts';
-import { lambdaReportOptions } from '../lib/config/serve-options.ts';
+import { lambdaReportOptions } from '../lib/config/lambda-report-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { type KubeClient, kubeClient } from '../lib/kube/kube-client.ts';
 import type { NamespaceScope } from '../lib/kube/scope.ts';

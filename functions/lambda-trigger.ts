@@ -2,7 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { invokeAsync } from '../lib/aws/lambda-invoke.ts';
-import { lambdaTriggerOptions } from '../lib/config/serve-options.ts';
+import { lambdaTriggerOptions } from '../lib/config/trigger-options.ts';
 import { createLogger, logPort } from '../lib/core/log.ts';
 import { triggerFromUrlEvent } from '../lib/trigger/url-event.ts';
 

@@ -78,6 +78,10 @@ export function namespacesScope(input: ConfigInput<Flags>, env: readonly string[
   return namespaceScope(setting(input, { flags: ['namespace', 'namespaces'], env }));
 }
 
+/** -n A,B (or the old --namespaces), -A, else KHRUN_NAMESPACES, else all; a Lambda has only the variable. */
+export const khrunNamespaces = (input: ConfigInput<Flags>): NamespaceScope =>
+  namespacesScope(input, ['KHRUN_NAMESPACES']);
+
 /**
  * The namespace setting of a command about one check (run, describe): -n NS, else CHECK_NAMESPACE. A
  * comma list or -A is a ConfigError that says why (`why`: "a run is one check in one namespace").

@@ -14,8 +14,9 @@ import { ConfigError } from './config-error.ts';
 import { metricsOptions } from './metrics-options.ts';
 import { namespacesScope } from './namespaces.ts';
 import { type RunnerTemplateRef, runnerTemplate } from './runner-template.ts';
-import { type ServeFlags, triggerToken } from './serve-options.ts';
+import type { ServeFlags } from './serve-options.ts';
 import { type ConfigInput, flagSet, setting } from './setting.ts';
+import { triggerToken } from './trigger-options.ts';
 import { port, secondsMs } from './values.ts';
 /** `khrun serve` over several clusters (`--context A,B`, `--all-contexts`): status and the trigger only. */
 export interface ServeFleetOptions {

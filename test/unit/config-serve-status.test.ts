@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { clusterAccess } from '../../lib/config/cluster-access.ts';
 import { ConfigError } from '../../lib/config/config-error.ts';
-import { lambdaReportOptions, serveOptions } from '../../lib/config/serve-options.ts';
+import { lambdaReportOptions } from '../../lib/config/lambda-report-options.ts';
+import { serveOptions } from '../../lib/config/serve-options.ts';
 import { describeOptions, lambdaStatusOptions, statusOptions } from '../../lib/config/status-options.ts';
 import { kubeconfigFile } from './fakes/kubeconfig-file.ts';
 

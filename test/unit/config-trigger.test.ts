@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../lib/config/config-error.ts';
-import { lambdaTriggerOptions, serveOptions } from '../../lib/config/serve-options.ts';
+import { serveOptions } from '../../lib/config/serve-options.ts';
+import { lambdaTriggerOptions } from '../../lib/config/trigger-options.ts';
 import { kubeconfigFile } from './fakes/kubeconfig-file.ts';
 
 const ctx = kubeconfigFile({ contextNamespace: 'team-a' });

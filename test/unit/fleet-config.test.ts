@@ -8,9 +8,9 @@ import { ConfigError } from '../../lib/config/config-error.ts';
 import { lambdaFleet, memberNamed } from '../../lib/config/lambda-fleet.ts';
 import { batchEventCluster, runEventFlags } from '../../lib/config/run-check-event.ts';
 import { serveFleetOptions } from '../../lib/config/serve-fleet-options.ts';
-import { lambdaTriggerOptions } from '../../lib/config/serve-options.ts';
 import { lambdaStatusOptions, statusOptions } from '../../lib/config/status-options.ts';
 import { lambdaTickOptions, tickOptions } from '../../lib/config/tick-options.ts';
+import { lambdaTriggerOptions } from '../../lib/config/trigger-options.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'khrun-fleet-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

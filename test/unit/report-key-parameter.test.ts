@@ -6,10 +6,11 @@ import {
 } from '../../lib/aws/report-key-parameter.ts';
 import { lambdaRunPlan } from '../../lib/config/batch-options.ts';
 import { ConfigError } from '../../lib/config/config-error.ts';
+import { lambdaReportOptions } from '../../lib/config/lambda-report-options.ts';
 import { reportSettings } from '../../lib/config/report-address.ts';
 import { reportKey } from '../../lib/config/report-key.ts';
 import { reportKeyParameter } from '../../lib/config/report-key-parameter.ts';
-import { lambdaReportOptions, serveOptions } from '../../lib/config/serve-options.ts';
+import { serveOptions } from '../../lib/config/serve-options.ts';
 import { NO_FLAGS } from '../../lib/config/setting.ts';
 import { type ReportKey, signedReportUrl } from '../../lib/report/report-token.ts';
 import { kubeconfigFile } from './fakes/kubeconfig-file.ts';

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../lib/config/config-error.ts';
-import { lambdaReportOptions, serveOptions } from '../../lib/config/serve-options.ts';
+import { lambdaReportOptions } from '../../lib/config/lambda-report-options.ts';
+import { serveOptions } from '../../lib/config/serve-options.ts';
 import { kubeconfigFile } from './fakes/kubeconfig-file.ts';
 
 // `khrun serve` and the report Lambda fail closed: without a report key they start only when unsigned

@@ -4,8 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { ReportKeyParameterError, reportKeyFromParameter } from '../../lib/aws/report-key-parameter.ts';
 import { PARAMETER_MAX_AGE_SECONDS, ssmParameterReader } from '../../lib/aws/ssm-parameter.ts';
 import { lambdaRunPlan } from '../../lib/config/batch-options.ts';
+import { lambdaReportOptions } from '../../lib/config/lambda-report-options.ts';
 import { reportKey } from '../../lib/config/report-key.ts';
-import { lambdaReportOptions } from '../../lib/config/serve-options.ts';
 import { NO_FLAGS } from '../../lib/config/setting.ts';
 import { type ReportKey, signedReportUrl } from '../../lib/report/report-token.ts';
 import { kubeconfigFile } from './fakes/kubeconfig-file.ts';
