@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import {
   BatchV1Api,
   CoreV1Api,
@@ -16,9 +17,9 @@ import { KH_GROUP, KH_VERSION, KHSTATE_PLURAL, type KhState } from '../../lib/st
 import { dropNamespace, freshNamespace } from '../integration/helpers/cluster.ts';
 import { dropV3Finalizers, startKuberhealthyV3 } from '../integration/helpers/kuberhealthy-v3.ts';
 import { waitForAuditFlush } from './audit.ts';
-import type { BenchCluster } from './bench-cluster.ts';
+import { type BenchCluster, repoRoot } from './bench-cluster.ts';
 import { deployedTickEnv } from './deployed-tick-env.ts';
-import { createFleetRow, type FleetSystem } from './fleet-v3-checks.ts';
+import { createFleetRow, type FleetSystem, fleetRowNamespaces } from './fleet-v3-checks.ts';
 import { type FleetRow, type RecordedCheck, rowFigures } from './fleet-v3-figures.ts';
 import { auditRequests } from './kh-audit.ts';
 import { pidOf, processStartMs, sampleRss } from './proc-rss.ts';
@@ -137,13 +138,21 @@ async function requestsOf(ctx: RowContext, users: string[]) {
   return auditRequests(ctx.bench.auditLog, users);
 }
 
-/** The peak RSS each runner printed at exit (the maxRSS preload), from its log. */
-async function runnerPeaks(ctx: RowContext, sinceMs: number): Promise<number[]> {
+/** Where a row's tick and runner logs are kept (the cluster's pod logs go with it): .khrun/bench-logs/ROW. */
+const logsDir = (row: string) => join(repoRoot, '.khrun/bench-logs', row);
+
+/**
+ * The peak RSS each runner printed at exit (the maxRSS preload), from its log; each log is kept in keepIn
+ * (a row that lost a check can be traced to the run that did not record it).
+ */
+async function runnerPeaks(ctx: RowContext, sinceMs: number, keepIn: string): Promise<number[]> {
   const peaks: number[] = [];
+  await mkdir(keepIn, { recursive: true });
   for (const p of ctx.processes().filter((x) => x.container === 'runner' && x.startedAtMs >= sinceMs)) {
     const [ns, pod] = p.pod.split('/');
     const path = ctx.bench.cluster.kubelet.podLogPath(ns ?? '', pod ?? '', 'runner');
     const text = path ? await readFile(path, 'utf8').catch(() => '') : '';
+    await writeFile(join(keepIn, `${pod}.log`), text);
     // Lines a runner preload of KHRUN_BENCH_FLEET_RUNNER_FLAGS printed for the benchmark's log.
     for (const line of text.split('\n'))
       if (line.startsWith('KHRUN_BENCH ')) ctx.log(`    ${p.pod}: ${line}`);
@@ -207,6 +216,12 @@ export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): P
   });
   const recordedAtMs = Date.now();
   outcomes.stop();
+  await mkdir(logsDir(`khrun-${n}`), { recursive: true });
+  await writeFile(join(logsDir(`khrun-${n}`), 'tick.log'), `${tick.stdout}\n${tick.stderr}`);
+  const unrecorded = fleetRowNamespaces('khrun', n).flatMap(({ namespace, checks }) =>
+    Array.from({ length: checks }, (_, i) => `${namespace}/c${i}`).filter((k) => !outcomes.seen.has(k)),
+  );
+  if (unrecorded.length) ctx.log(`    not recorded: ${unrecorded.slice(0, 10).join(', ')}`);
   const jobs = await jobsEnded;
   const endMs = Date.now();
   const requests = await requestsOf(ctx, [ctx.tickUser, ctx.runnerUser]);
@@ -225,7 +240,7 @@ export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): P
     processes: ctx.processes(),
     memory: {
       tickMiB: Number(/KHRUN_BENCH_MAXRSS_KB (\d+)/.exec(tick.stderr)?.[1]) / 1024,
-      runnersMiB: await runnerPeaks(ctx, t0),
+      runnersMiB: await runnerPeaks(ctx, t0, logsDir(`khrun-${n}`)),
     },
     tickMs: tick.ms,
     runnerJobs: jobs.length,
