@@ -90,7 +90,7 @@ export const tick: CliCommand = {
       'batch-size': {
         type: 'string',
         value: 'N',
-        help: 'the most khchecks one runner Job or Lambda invocation runs (else KHRUN_BATCH_SIZE, else 25; 1: one per check)',
+        help: 'the most khchecks one runner Job or Lambda invocation runs (else KHRUN_BATCH_SIZE, else 50; 1: one per check)',
       },
       concurrency: {
         type: 'string',

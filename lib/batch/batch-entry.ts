@@ -11,7 +11,7 @@ export interface BatchEntry {
 /**
  * At most this many checks per invocation: every check of a batch holds a watch and, when the runner hosts
  * the report endpoint, is served by one process; the tick's batches are far smaller (KHRUN_BATCH_SIZE,
- * default 25). A larger list is refused, not split: the invoker chose the batch.
+ * default 50). A larger list is refused, not split: the invoker chose the batch.
  */
 export const MAX_BATCH_CHECKS = 200;
 

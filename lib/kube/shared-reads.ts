@@ -47,8 +47,8 @@ export interface SharedReadsOptions {
 }
 
 /**
- * 15 s: a batch starts its checks at once (BATCH_CONCURRENCY is above the tick's batch size), so its claims
- * read within a second or two of the list; a check that waits for a slot longer reads its own state.
+ * 15 s: a batch starts its checks at once (BATCH_CONCURRENCY is at least the tick's default batch size), so
+ * its claims read within a second or two of the list; a check that waits for a slot longer reads its own state.
  */
 export const SHARED_READ_MAX_AGE_MS = 15_000;
 

@@ -131,7 +131,7 @@ describe('kubectl apply -k infra/deploy unchanged, then the tick CronJob path en
       const state = states.get(name)!;
       expect(readLastOutcome(state)?.kind, name).toBe(kind);
       const claim = readDispatchClaim(state);
-      // Its own Job, or a batch's when other checks were due in the same tick (KHRUN_BATCH_SIZE, default 25).
+      // Its own Job, or a batch's when other checks were due in the same tick (KHRUN_BATCH_SIZE, default 50).
       expect(claim?.ref, name).toMatch(
         new RegExp(`^khrun-(run-${name}-[0-9a-z]+|batch-[0-9a-z]+-[0-9a-f]{6}-[0-9]+)$`),
       );

@@ -42,7 +42,7 @@ describe("serverless.yml's functions, resolved as a deploy would", () => {
     });
     expect(fns.get('tick')?.environment).toMatchObject({
       RUN_CHECK_FUNCTION: 'khrun-prod-runCheck',
-      KHRUN_BATCH_SIZE: '25',
+      KHRUN_BATCH_SIZE: '50',
     });
     const open = serverlessFunctions(shipped, {
       params: {

@@ -417,7 +417,7 @@ describe('tick options: batch size and concurrency', () => {
     tickOptions({ flags, env: { KUBECONFIG: ctx.path, ...env } });
 
   it('defaults to 25 and 32; the flag wins over the variable; the Lambda reads the variables', () => {
-    expect(opts({})).toMatchObject({ batchSize: 25, concurrency: 32 });
+    expect(opts({})).toMatchObject({ batchSize: 50, concurrency: 32 });
     expect(opts({ KHRUN_BATCH_SIZE: '1', KHRUN_TICK_CONCURRENCY: '4' })).toMatchObject({
       batchSize: 1,
       concurrency: 4,
