@@ -38,22 +38,33 @@ export function benchEnvironment(o: {
 }
 
 /**
- * Writes the results file. A partial run (only) keeps the other sections as measured before and adds an
- * entry to meta.updates for the sections it measured, replacing the entries those sections cover.
+ * The results' meta after a run. A partial run (only) keeps the other sections as measured before and adds
+ * an entry to meta.updates for the sections it measured, replacing the entries those sections cover; one
+ * that measured every section (`sections`) leaves nothing of the earlier runs, so its meta is a full run's.
+ * Pure.
  */
+export function nextMeta(o: {
+  only?: string[];
+  measured: string[];
+  metaBefore: Meta;
+  environment: object;
+  sections: readonly string[];
+}): object {
+  if (!o.only || o.sections.every((x) => o.measured.includes(x))) return o.environment;
+  if (!o.measured.length) return o.metaBefore;
+  const updates = (o.metaBefore.updates ?? []).filter(
+    (u) => !u.sections.every((x) => o.measured.includes(x)),
+  );
+  return { ...o.metaBefore, updates: [...updates, { sections: o.measured, ...o.environment }] };
+}
+
+/** Writes the results file with nextMeta's meta. */
 export async function writeResultsFile(
   file: string,
   results: Record<string, unknown>,
-  o: { only?: string[]; measured: string[]; metaBefore: Meta; environment: object },
+  o: Parameters<typeof nextMeta>[0],
 ): Promise<void> {
-  if (o.only) {
-    const updates = (o.metaBefore.updates ?? []).filter(
-      (u) => !u.sections.every((x) => o.measured.includes(x)),
-    );
-    results.meta = o.measured.length
-      ? { ...o.metaBefore, updates: [...updates, { sections: o.measured, ...o.environment }] }
-      : o.metaBefore;
-  } else results.meta = o.environment;
+  results.meta = nextMeta(o);
   await mkdir(dirname(file), { recursive: true });
   await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
 }

@@ -145,7 +145,13 @@ const metaBefore = (results.meta ?? {}) as { updates?: Array<{ sections: string[
 /** Writes the results file with meta for the sections measured (a partial run: these replace theirs). */
 async function writeResults(measured: string[]) {
   const environment = benchEnvironment({ quick, startedAtMs, sectionSeconds, build, bench });
-  await writeResultsFile(resultsFile, results, { only, measured, metaBefore, environment });
+  await writeResultsFile(resultsFile, results, {
+    only,
+    measured,
+    metaBefore,
+    environment,
+    sections: SECTIONS,
+  });
 }
 
 /**
