@@ -1,3 +1,4 @@
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import {
   KH_GROUP,
@@ -68,6 +69,11 @@ interface NamespaceList<T> {
 
 export function sharedReads(opts: SharedReadsOptions): SharedReads {
   const maxAgeMs = opts.maxAgeMs ?? SHARED_READ_MAX_AGE_MS;
+  // Every run that follows its pods through a feed listens on the batch's signal until it ends (one
+  // listener per check, beside each feed's own watch): the expected count, not a leak to warn about.
+  const listeners =
+    [...opts.checksPerNamespace.values()].reduce((a, b) => a + b, 0) + 2 * opts.checksPerNamespace.size;
+  setMaxListeners(Math.max(getMaxListeners(opts.signal), listeners + 10), opts.signal);
   const feeds = new Map<string, PodFeed>();
   const states = namespaceLists<KhState>(opts, KHSTATE_PLURAL);
   const checks = namespaceLists<KhCheck>(opts, KHCHECK_PLURAL);

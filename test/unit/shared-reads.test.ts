@@ -177,6 +177,31 @@ describe('the namespace pod feed', () => {
     session.abort();
   });
 
+  it("follows every run of a batch of 50 without Node's listener-leak warning on the batch's signal", async () => {
+    const t = new Scripted({ [podsPath('a')]: { metadata: { resourceVersion: '20' }, items: [] } });
+    const { shared, session } = reads(t, { per: { a: 50 } });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const runs = Array.from({ length: 50 }, () => new AbortController());
+      const following = runs.map((run, i) =>
+        shared
+          .pods('a')!
+          .watchRunPods({ runUuid: `r${i}`, signal: run.signal, seed: [], onChange: () => {} }),
+      );
+      await flush();
+      await flush();
+      for (const run of runs) run.abort();
+      expect(await Promise.all(following)).toEqual(runs.map(() => true));
+      await flush();
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      session.abort();
+    }
+  });
+
   it('tries its first list again after a 429 instead of leaving every run to list its own', async () => {
     const t = new Scripted({ [podsPath('a')]: { metadata: { resourceVersion: '20' }, items: [] } });
     const list = t.list.bind(t);
