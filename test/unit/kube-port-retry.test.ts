@@ -40,6 +40,8 @@ beforeAll(async () => {
       body += c;
     });
     req.on('end', async () => {
+      // -1: the connection fails after the request arrived (it may have been carried out).
+      if (status === -1) return req.socket.destroy();
       inFlight++;
       mostInFlight = Math.max(mostInFlight, inFlight);
       await hold;
@@ -147,6 +149,19 @@ describe('kubePort.createPod under an overloaded API server', () => {
 
   it('after a 504, a name taken by a pod of the same run is the pod the unanswered try made', async () => {
     script = [504, 409];
+    podAnswer = { create: [pod('r1')], list: [pod('r1')] };
+    expect(
+      (await kubePort(kubeClient(kc)).createPod(pod('r1'))).metadata?.labels?.['kuberhealthy-run-id'],
+    ).toBe('r1');
+    expect(seen).toEqual([
+      'POST /api/v1/namespaces/ns/pods',
+      'POST /api/v1/namespaces/ns/pods',
+      'GET /api/v1/namespaces/ns/pods',
+    ]);
+  });
+
+  it('after a connection that failed mid-request, tries again and takes a pod of the same run as made', async () => {
+    script = [-1, 409];
     podAnswer = { create: [pod('r1')], list: [pod('r1')] };
     expect(
       (await kubePort(kubeClient(kc)).createPod(pod('r1'))).metadata?.labels?.['kuberhealthy-run-id'],
