@@ -154,9 +154,24 @@ function applyEvent<T extends KubernetesObject>(cursor: Cursor<T>, type: string,
   const rv = obj.metadata?.resourceVersion;
   if (rv) cursor.resourceVersion = rv;
   if (type === 'BOOKMARK') return false;
-  if (type === 'DELETED') cursor.items.delete(keyOf(obj));
-  else cursor.items.set(keyOf(obj), obj);
+  const key = keyOf(obj);
+  if (type !== 'ADDED' && isStale(cursor.items.get(key), obj)) return false;
+  if (type === 'DELETED') cursor.items.delete(key);
+  else cursor.items.set(key, obj);
   return true;
+}
+
+/**
+ * Whether a MODIFIED or DELETED event is about an earlier object of the name than the one the set holds.
+ * In one watch stream that cannot happen (an object's last event comes before its successor's ADDED), but
+ * a set seeded with objects created after its list (`from`) may hold the successor first: an adopted run's
+ * replacement pod, created under the name of the finished pod it replaced, must not go with that pod's
+ * DELETED event.
+ */
+function isStale(held: KubernetesObject | undefined, event: KubernetesObject): boolean {
+  const heldUid = held?.metadata?.uid;
+  const eventUid = event.metadata?.uid;
+  return heldUid !== undefined && eventUid !== undefined && heldUid !== eventUid;
 }
 
 /** The failure as text, for onInterruption (which callers log): request URLs lose their query strings. */

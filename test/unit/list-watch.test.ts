@@ -183,6 +183,24 @@ describe('runListWatch', () => {
     await running;
   });
 
+  it('a DELETED event of a replaced object leaves its same-named successor (seeded after the list)', async () => {
+    const withUid = (name: string, uid: string, resourceVersion: string): Obj => ({
+      metadata: { name, namespace: 'ns', uid, resourceVersion },
+    });
+    // Listed at 11: the old pod p (uid u1); created after the list: its replacement, also named p (u2).
+    const h = harness({
+      from: { items: [withUid('p', 'u1', '10'), withUid('p', 'u2', '13')], resourceVersion: '11' },
+    });
+    const running = h.start();
+    const watch = await watchNumber(h, 1);
+    watch.event('DELETED', withUid('p', 'u1', '12'));
+    watch.event('ADDED', withUid('p', 'u2', '13'));
+    watch.event('DELETED', withUid('p', 'u2', '14'));
+    expect(h.sets).toEqual([['p@13'], ['p@13'], []]);
+    h.controller.abort();
+    await running;
+  });
+
   it('resumes a watch the server closed from the last resourceVersion, without listing or waiting', async () => {
     const h = harness();
     h.transport.listAnswers = [listOf('10', obj('a', '10'))];
