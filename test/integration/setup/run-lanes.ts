@@ -13,6 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildSharedTools, buildTestDist, repoRoot, TEST_DIST_READY_ENV } from './builds.ts';
+import { FailureSummary } from './failure-summary.ts';
 import { LANE_PROJECTS } from './lanes.ts';
 
 const withUnit = process.argv.includes('--with-unit');
@@ -46,7 +47,14 @@ console.log(
   `[lanes] ready in ${Math.round((Date.now() - startedMs) / 1000)} s; starting ${LANE_PROJECTS.join(', ')}`,
 );
 
-function runLane(project: string): Promise<{ project: string; code: number; seconds: number }> {
+interface LaneResult {
+  project: string;
+  code: number;
+  seconds: number;
+  failures: FailureSummary;
+}
+
+function runLane(project: string): Promise<LaneResult> {
   const laneStartedMs = Date.now();
   const reporters = reportDir
     ? ['--reporter=default', '--reporter=json', `--outputFile.json=${join(reportDir, `${project}.json`)}`]
@@ -63,16 +71,23 @@ function runLane(project: string): Promise<{ project: string; code: number; seco
   });
   children.add(child);
   const tag = `[${project.replace(/^integration-?/, '') || 'parallel'}]`;
+  const failures = new FailureSummary();
   const prefix = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
     let rest = '';
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {
       const lines = (rest + chunk).split('\n');
       rest = lines.pop() ?? '';
-      for (const line of lines) out.write(`${tag} ${line}\n`);
+      for (const line of lines) {
+        out.write(`${tag} ${line}\n`);
+        failures.add(line);
+      }
     });
     stream.on('end', () => {
-      if (rest) out.write(`${tag} ${rest}\n`);
+      if (rest) {
+        out.write(`${tag} ${rest}\n`);
+        failures.add(rest);
+      }
     });
   };
   prefix(child.stdout!, process.stdout);
@@ -84,6 +99,7 @@ function runLane(project: string): Promise<{ project: string; code: number; seco
         project,
         code: code ?? (signal ? 128 : 1),
         seconds: Math.round((Date.now() - laneStartedMs) / 1000),
+        failures,
       });
     });
   });
@@ -100,5 +116,13 @@ const results = [...(unitResult ? [unitResult] : []), ...(await Promise.all(LANE
 console.log(`[lanes] load average at the start ${loadAtStart}, at the end ${load()}`);
 for (const r of results)
   console.log(`[lanes] ${r.project}: ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code})`}, ${r.seconds} s`);
+// Last, so that the tail of a long log names what failed: each failed lane's vitest failure summary again.
+for (const r of results.filter((x) => x.code !== 0)) {
+  const lines = r.failures.text();
+  console.log(
+    `[lanes] ${r.project} failed; ${lines.length ? 'its failures, as vitest summed them up:' : 'vitest printed no failure summary (see its output above)'}`,
+  );
+  for (const line of lines) console.log(`[lanes] ${r.project} | ${line}`);
+}
 console.log(`[lanes] whole integration suite: ${Math.round((Date.now() - startedMs) / 1000)} s`);
 process.exitCode = results.some((r) => r.code !== 0) ? 1 : 0;
