@@ -58,13 +58,28 @@ exec '${parts.node}' --expose-gc --max-http-header-size 81920 \\
 `;
 }
 
+/** How many times an environment's emulator is started before its start fails. */
+const EMULATOR_START_ATTEMPTS = 3;
+
+class EmulatorExitedError extends Error {
+  constructor() {
+    super('the emulator exited before it served');
+  }
+}
+
+/** The last lines of a log, on one line, for an error message (the log may be removed with its dir). */
+async function logTail(file: string): Promise<string> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return JSON.stringify(text.trim().split('\n').slice(-5).join(' | ').slice(-600));
+}
+
 async function waitForPort(port: number, deadlineMs: number, exited: Promise<unknown>): Promise<void> {
   let gone = false;
   void exited.then(() => {
     gone = true;
   });
   for (let delayMs = 10; ; delayMs = Math.min(delayMs * 2, 200)) {
-    if (gone) throw new Error('the emulator exited before it served');
+    if (gone) throw new EmulatorExitedError();
     const ok = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1');
       socket.once('connect', () => {
@@ -99,7 +114,6 @@ export async function startExecutionEnvironment(opts: {
   const bootstrap = join(dir, 'bootstrap');
   await writeFile(bootstrap, bootstrapScript(opts.parts, pidFile));
   await chmod(bootstrap, 0o755);
-  const [invokePort, runtimeApiPort] = [await freePort(), await freePort()];
   const region = config.environment.AWS_REGION ?? 'eu-west-1';
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -120,35 +134,47 @@ export async function startExecutionEnvironment(opts: {
   };
   const log = createWriteStream(opts.logFile, { flags: 'a' });
   await once(log, 'open');
-  // The emulator's own convention (its README): the bootstrap command, then the handler as the last word.
-  const child = spawn(
-    opts.parts.rie,
-    [
-      '--runtime-interface-emulator-address',
-      `127.0.0.1:${invokePort}`,
-      '--runtime-api-address',
-      `127.0.0.1:${runtimeApiPort}`,
-      bootstrap,
-      config.handler,
-    ],
-    { cwd: opts.taskRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.once('error', (e) => {
-    if (!log.writableEnded) log.write(`spawn failed: ${e.message}\n`);
-  });
-  child.stderr.pipe(log, { end: false });
   // REPORT lines (stdout) are kept until the invocation that waits for them takes them.
   const reports = new Map<string, ReportLine>();
   const waiters = new Map<string, (r: ReportLine) => void>();
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    if (!log.writableEnded) log.write(`${line}\n`);
-    const report = parseReportLine(line);
-    if (!report) return;
-    const waiter = waiters.get(report.requestId);
-    if (waiter) waiter(report);
-    else reports.set(report.requestId, report);
-  });
+  const spawnEmulator = async () => {
+    const [invokePort, runtimeApiPort] = [await freePort(), await freePort()];
+    // The emulator's own convention (its README): the bootstrap command, then the handler as the last word.
+    const child = spawn(
+      opts.parts.rie,
+      [
+        '--runtime-interface-emulator-address',
+        `127.0.0.1:${invokePort}`,
+        '--runtime-api-address',
+        `127.0.0.1:${runtimeApiPort}`,
+        bootstrap,
+        config.handler,
+      ],
+      { cwd: opts.taskRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.once('error', (e) => {
+      if (!log.writableEnded) log.write(`spawn failed: ${e.message}\n`);
+    });
+    child.stderr.pipe(log, { end: false });
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (!log.writableEnded) log.write(`${line}\n`);
+      const report = parseReportLine(line);
+      if (!report) return;
+      const waiter = waiters.get(report.requestId);
+      if (waiter) waiter(report);
+      else reports.set(report.requestId, report);
+    });
+    const kill = async () => {
+      if (child.exitCode === null && child.signalCode === null && child.pid) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {}
+        await exited;
+      }
+    };
+    return { invokePort, exited, kill };
+  };
   const reportOf = (requestId: string, timeoutMs: number) =>
     new Promise<ReportLine | undefined>((resolve) => {
       const ready = reports.get(requestId);
@@ -163,22 +189,37 @@ export async function startExecutionEnvironment(opts: {
         resolve(r);
       });
     });
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null && child.pid) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {}
-      await exited;
+  // The ports were free when asked for, but another process may bind one first (an outgoing connection's
+  // ephemeral port, an environment starting beside this one): the emulator then exits before it serves,
+  // and it is started again on fresh ports, at most EMULATOR_START_ATTEMPTS times in all.
+  let emulator: Awaited<ReturnType<typeof spawnEmulator>> | undefined;
+  for (let attempt = 1; !emulator; attempt++) {
+    const candidate = await spawnEmulator();
+    try {
+      await waitForPort(candidate.invokePort, Date.now() + 30_000, candidate.exited);
+      emulator = candidate;
+    } catch (error) {
+      await candidate.kill();
+      const early = error instanceof EmulatorExitedError;
+      if (early && attempt < EMULATOR_START_ATTEMPTS) {
+        log.write(
+          `khrun: the emulator exited before it served (attempt ${attempt}); starting it on fresh ports\n`,
+        );
+        continue;
+      }
+      await new Promise<void>((resolve) => log.end(() => resolve()));
+      await rm(dir, { recursive: true, force: true });
+      const tail = early ? ` after ${attempt} attempts; its log ends: ${await logTail(opts.logFile)}` : '';
+      throw new Error(`${config.functionName}: ${(error as Error).message}${tail} (log: ${opts.logFile})`);
     }
+  }
+  const started = emulator;
+  const stop = async () => {
+    await started.kill();
     log.end();
     await rm(dir, { recursive: true, force: true });
   };
-  try {
-    await waitForPort(invokePort, Date.now() + 30_000, exited);
-  } catch (error) {
-    await stop();
-    throw new Error(`${config.functionName}: ${(error as Error).message} (log: ${opts.logFile})`);
-  }
+  const invokePort = started.invokePort;
   const runtimePid = async () =>
     Number((await readFile(pidFile, 'utf8').catch(() => '')).trim()) || undefined;
   const invokeUrl = `http://127.0.0.1:${invokePort}/2015-03-31/functions/function/invocations`;
