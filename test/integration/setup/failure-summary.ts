@@ -1,3 +1,5 @@
+import { stripAnsi } from '../../../lib/commands/table.ts';
+
 /**
  * What a lane's vitest printed about its failures, kept for the end of `npm test`: the three lanes' output
  * interleaves, and a CI that keeps only the tail of a long log must still show which tests failed and why.
@@ -28,7 +30,3 @@ export class FailureSummary {
       : this.lines;
   }
 }
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences are what it removes
-const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
-export const stripAnsi = (s: string) => s.replace(ANSI, '');

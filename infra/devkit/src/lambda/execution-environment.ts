@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '../local/free-port.ts';
+import { readTail } from '../local/kubelet/logs.ts';
 import type { LambdaRuntimeParts } from './emulator-binaries.ts';
 import { type InvokeResult, invokeResult, parseReportLine, type ReportLine } from './invoke-result.ts';
 
@@ -67,10 +68,9 @@ class EmulatorExitedError extends Error {
   }
 }
 
-/** The last lines of a log, on one line, for an error message (the log may be removed with its dir). */
+/** The end of a log on one line, for an error message (the log may be removed with its dir). */
 async function logTail(file: string): Promise<string> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return JSON.stringify(text.trim().split('\n').slice(-5).join(' | ').slice(-600));
+  return JSON.stringify((await readTail(file, 600)).toString('utf8').trim().split('\n').join(' | '));
 }
 
 async function waitForPort(port: number, deadlineMs: number, exited: Promise<unknown>): Promise<void> {
