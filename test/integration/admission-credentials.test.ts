@@ -26,7 +26,7 @@ import { asJobPod } from '../../lib/job/job-writes.ts';
 import { jobAsCheck, KHJOB_KIND, KHJOB_PLURAL, type KhJob } from '../../lib/job/khjob.ts';
 import { KH_GROUP, KH_VERSION, type KhCheck, type ValidCheck } from '../../lib/state/resources.ts';
 import { inNamespace } from '../compat/v2-manifests.ts';
-import { pollUntil, REFUSED, refusal } from './helpers/admission.ts';
+import { pollUntil, REFUSED, refusal, refusedBy } from './helpers/admission.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 import {
   applyDeploy,
@@ -121,7 +121,10 @@ beforeAll(async () => {
       (await refusal(create(kinds.khcheck(plain)))) === 'allowed' &&
       (await refusal(create(kinds.khjob(plain)))) === 'allowed' &&
       (await refusal(create(kinds.healthcheck(plain)))) === 'allowed' &&
-      REFUSED.test(await refusal(create(ghost(kinds.khcheck(plain), asPowerful)))),
+      refusedBy(
+        'khrun-runner-checker-credentials',
+        await refusal(create(ghost(kinds.khcheck(plain), asPowerful))),
+      ),
     60_000,
   );
   if (!ready) console.warn('the admission policies were not in effect within 60 s');

@@ -27,7 +27,7 @@ import { KHJOB_KIND, KHJOB_PLURAL } from '../../lib/job/khjob.ts';
 import { checkCronJob } from '../../lib/schedule/check-cronjob.ts';
 import { DEFAULT_RUN_JOB_OPTIONS, runJobSpec } from '../../lib/schedule/run-job.ts';
 import { KH_GROUP, KH_VERSION, type ValidCheck } from '../../lib/state/resources.ts';
-import { pollUntil, REFUSED, refusal } from './helpers/admission.ts';
+import { pollUntil, REFUSED, refusal, refusedBy } from './helpers/admission.ts';
 import { adminKubeConfig, dropNamespace, freshNamespace } from './helpers/cluster.ts';
 import { applyDeploy, DEPLOY_NAMESPACE, serviceAccountKubeConfig } from './helpers/deploy.ts';
 import { createCheck } from './helpers/khrun.ts';
@@ -161,29 +161,39 @@ beforeAll(async () => {
   tick = await serviceAccountKubeConfig(admin, ns, 'khrun-tick');
   sync = await serviceAccountKubeConfig(admin, ns, 'khrun-sync');
   // The policies and their parameters reach the API server's admission informers a moment after they are
-  // stored. If they never do, each test below fails on its own request.
+  // stored, each on its own (all of them new when a file before this one deleted them, as helm.test.ts
+  // does): wait until each policy the tests below meet refuses a request of its own, by name. If one never
+  // does, each test below fails on its own request.
+  const inEffect = async (policy: string, request: Promise<unknown>) =>
+    refusedBy(policy, await refusal(request));
   const ready = await pollUntil(
     async () =>
       (await refusal(createPod(checkerPod(check)))) === 'allowed' &&
       (await refusal(createPod(checkerPod(strict)))) === 'allowed' &&
-      REFUSED.test(
-        await refusal(
-          createPod(
-            checkerPod(check, (p) => {
-              p.nodeName = 'x';
-            }),
-          ),
+      (await inEffect(
+        'khrun-runner-checker-pod-spec',
+        createPod(
+          checkerPod(check, (p) => {
+            p.containers[0]!.image = 'x';
+          }),
         ),
-      ) &&
-      REFUSED.test(
-        await refusal(
-          createPod(
-            checkerPod(check, (p) => {
-              p.containers[0]!.image = 'x';
-            }),
-          ),
+      )) &&
+      (await inEffect(
+        'khrun-runner-node-access',
+        createPod(
+          ghostPod((p) => {
+            p.containers[0]!.securityContext = { privileged: true };
+          }),
         ),
-      ),
+      )) &&
+      (await inEffect(
+        'khrun-tick-job-template',
+        createJob(
+          runnerJob((p) => {
+            p.nodeName = 'control-plane';
+          }),
+        ),
+      )),
     60_000,
   );
   if (!ready) console.warn('the admission policies were not in effect within 60 s');
@@ -215,6 +225,43 @@ const createPod = (pod: V1Pod, kc: KubeConfig = runner) =>
   kc
     .makeApiClient(CoreV1Api)
     .createNamespacedPod({ namespace: pod.metadata?.namespace ?? '', body: pod, dryRun: DRY });
+
+/** A pod naming a check no khcheck has, owned by that name alone: no parameter constrains it. */
+const ghostPod = (mutate: (spec: V1PodSpec) => void) =>
+  checkerPod(check, (spec, pod) => {
+    pod.metadata!.labels!['kuberhealthy-check-name'] = 'ghost';
+    pod.metadata!.annotations!['comcast.github.io/check-name'] = 'ghost';
+    pod.metadata!.ownerReferences = [
+      { ...pod.metadata!.ownerReferences![0]!, name: 'ghost', uid: '00000000-0000-4000-8000-00000000dead' },
+    ];
+    mutate(spec);
+  });
+
+function runnerJob(mutate: (spec: V1PodSpec) => void = () => {}): V1Job {
+  const spec = runJobSpec(
+    template,
+    { namespace: checks, name: check.name, timeoutMs: 60_000 },
+    DEFAULT_RUN_JOB_OPTIONS,
+  );
+  mutate(spec.template.spec!);
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'khrun-run-routes', namespace: ns },
+    spec,
+  };
+}
+const createJob = (job: V1Job) =>
+  tick.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body: job, dryRun: DRY });
+function cron(mutate: (spec: V1PodSpec) => void = () => {}): V1CronJob {
+  const { cronJob } = checkCronJob(check.source, template, DEFAULT_RUN_JOB_OPTIONS);
+  mutate(cronJob.spec!.jobTemplate.spec!.template.spec!);
+  return cronJob;
+}
+const createCron = (cronJob: V1CronJob) =>
+  sync
+    .makeApiClient(BatchV1Api)
+    .createNamespacedCronJob({ namespace: cronJob.metadata!.namespace!, body: cronJob, dryRun: DRY });
 
 describe('the runner creates checker pods pinned to their check, running its spec as written', () => {
   it('allows the checker pod it builds (defaulted volumes and env, a probe, a ServiceAccount)', async () => {
@@ -373,17 +420,6 @@ describe('the runner creates checker pods pinned to their check, running its spe
 });
 
 describe('no checker pod reaches the node unless an admin labelled its namespace', () => {
-  /** A pod naming a check no khcheck has, owned by that name alone: no parameter constrains it. */
-  const ghostPod = (mutate: (spec: V1PodSpec) => void) =>
-    checkerPod(check, (spec, pod) => {
-      pod.metadata!.labels!['kuberhealthy-check-name'] = 'ghost';
-      pod.metadata!.annotations!['comcast.github.io/check-name'] = 'ghost';
-      pod.metadata!.ownerReferences = [
-        { ...pod.metadata!.ownerReferences![0]!, name: 'ghost', uid: '00000000-0000-4000-8000-00000000dead' },
-      ];
-      mutate(spec);
-    });
-
   it.each<[string, (p: V1PodSpec) => void]>([
     [
       'a privileged container',
@@ -634,32 +670,6 @@ describe("the policies' parameters cannot be rewritten by the identities they co
 });
 
 describe('the tick and sync run the runner template as written, whole', () => {
-  function runnerJob(mutate: (spec: V1PodSpec) => void = () => {}): V1Job {
-    const spec = runJobSpec(
-      template,
-      { namespace: checks, name: check.name, timeoutMs: 60_000 },
-      DEFAULT_RUN_JOB_OPTIONS,
-    );
-    mutate(spec.template.spec!);
-    return {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: { name: 'khrun-run-routes', namespace: ns },
-      spec,
-    };
-  }
-  const createJob = (job: V1Job) =>
-    tick.makeApiClient(BatchV1Api).createNamespacedJob({ namespace: ns, body: job, dryRun: DRY });
-  function cron(mutate: (spec: V1PodSpec) => void = () => {}): V1CronJob {
-    const { cronJob } = checkCronJob(check.source, template, DEFAULT_RUN_JOB_OPTIONS);
-    mutate(cronJob.spec!.jobTemplate.spec!.template.spec!);
-    return cronJob;
-  }
-  const createCron = (cronJob: V1CronJob) =>
-    sync
-      .makeApiClient(BatchV1Api)
-      .createNamespacedCronJob({ namespace: cronJob.metadata!.namespace!, body: cronJob, dryRun: DRY });
-
   const ROUTES: Array<[string, (p: V1PodSpec) => void]> = [
     [
       'a postStart hook',

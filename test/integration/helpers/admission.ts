@@ -7,6 +7,14 @@ import { statusCodeOf } from '../../../lib/kube/errors.ts';
  */
 export const REFUSED = /^(403|422) .*ValidatingAdmissionPolicy/s;
 
+/**
+ * Whether `answer` (from `refusal`) is a refusal by the named policy. A probe that waits for a policy to
+ * take effect asks this, not REFUSED: another policy refusing the same request proves nothing about it.
+ */
+export function refusedBy(policy: string, answer: string): boolean {
+  return REFUSED.test(answer) && answer.includes(`'${policy}'`);
+}
+
 /** 'allowed', or the status and body of the refused request, for asserting which rule refused it. */
 export async function refusal(request: Promise<unknown>): Promise<string> {
   try {
