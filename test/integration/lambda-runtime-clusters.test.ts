@@ -37,6 +37,8 @@ const started: KhrunLambdas[] = [];
 const servers: Server[] = [];
 let taskRoot: string;
 let key: string;
+/** Cluster A's functions and cluster B's, in that order (`started` is in the order they came up). */
+let perCluster: [KhrunLambdas, KhrunLambdas];
 
 function cacheDir(): string {
   return (
@@ -82,7 +84,7 @@ beforeAll(async () => {
     started.push(l);
     return l;
   };
-  await Promise.all([
+  perCluster = await Promise.all([
     forCluster(inject('kubeconfigPath'), inject('hostIp'), nsA, 'cluster-a'),
     forCluster(second.kubeconfigPath, second.hostIp, nsB, 'cluster-b'),
   ]);
@@ -101,7 +103,7 @@ const reporter = nodeContainer(
 
 describe('the Lambda functions in the emulator against two local clusters', () => {
   it('records a check in each cluster at once, each function set with its own cluster access', async () => {
-    const [a, b] = started;
+    const [a, b] = perCluster;
     await Promise.all([
       createCheck(kcA, nsA, 'two-a', { containers: [reporter] }, { runInterval: '1h', timeout: '60s' }),
       createCheck(kcB, nsB, 'two-b', { containers: [reporter] }, { runInterval: '1h', timeout: '60s' }),
@@ -234,7 +236,7 @@ describe('the Lambda functions in the emulator against two local clusters', () =
   }, 300_000);
 
   it("one cluster's API server stopped midway fails only its own invocation; the other records on", async () => {
-    const [a, b] = started;
+    const [a, b] = perCluster;
     await createCheck(
       kcA,
       nsA,
