@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import {
   EXCLUSIVE,
@@ -5,8 +6,11 @@ import {
   PARALLEL_WORKERS,
   SERIAL_LANES,
 } from './test/integration/setup/lanes.ts';
+import { filesReplacingModules } from './test/unit/setup/isolation.ts';
 
-// Projects: `unit` (test/unit and the devkit's infra/devkit/test) needs nothing. The integration suite is
+// Projects: `unit` and `unit-mocks` (test/unit and the devkit's infra/devkit/test; `--project 'unit*'` runs
+// both) need nothing: `unit` shares worker processes between files, `unit-mocks` holds the files that
+// replace a module and so need a process each (test/unit/setup/isolation.ts). The integration suite is
 // three lanes (test/integration/setup/lanes.ts says which file goes where and why, and the rule for a new
 // one):
 // - `integration-serial-1` and `integration-serial-2`: the EXCLUSIVE files, one at a time: those that
@@ -19,6 +23,10 @@ import {
 // processes: vitest runs the projects of one process one group after another (sequence.groupOrder; a group
 // has one maxWorkers), never a one-at-a-time lane beside a parallel one. Run some files, of any lane, with
 // `npx vitest run test/integration/NAME.test.ts` (only the lanes of those files start a cluster).
+const UNIT_FILES = ['test/unit/**/*.test.ts', 'infra/devkit/test/**/*.test.ts'];
+const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
+const UNIT_MOCKS = filesReplacingModules(import.meta.dirname, ['test/unit', 'infra/devkit/test']);
+
 const integration = {
   environment: 'node' as const,
   globalSetup: ['test/integration/setup/global-cluster.ts'],
@@ -33,9 +41,17 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'infra/devkit/test/**/*.test.ts'],
+          include: UNIT_FILES,
+          exclude: UNIT_MOCKS,
           environment: 'node',
+          isolate: false,
+          // vitest's default is one worker fewer than the cores: one on 2 cores, where the unit files
+          // wait on the processes they spawn as much as they compute (144 s with one, 116 s with two).
+          maxWorkers: UNIT_WORKERS,
         },
+      },
+      {
+        test: { name: 'unit-mocks', include: UNIT_MOCKS, environment: 'node', maxWorkers: UNIT_WORKERS },
       },
       ...Object.entries(SERIAL_LANES).map(([name, files], i) => ({
         test: {

@@ -29,7 +29,7 @@ async function main(): Promise<number> {
   const env = { ...process.env, [FAULTS_OUT_ENV]: out };
   const startedMs = Date.now();
   const codes = [
-    await runVitest(['--project', 'unit', 'test/unit/report-fuzz.test.ts'], env),
+    await runVitest(['--project', 'unit', '--project', 'unit-mocks', 'test/unit/report-fuzz.test.ts'], env),
     // One file at a time (the integration lane runs three at once): each scenario's figures under its own
     // load only.
     await runVitest(['--project', 'integration', '--no-file-parallelism', 'test/integration/faults/'], env),

@@ -5,7 +5,8 @@
 // say); to run some files, use `npx vitest run FILES` instead. `--with-unit` (npm test) also runs the unit
 // project first: it needs no cluster, so it runs while the shared tools are built, and the lanes start once
 // it has ended. Unit and lanes at once on 2 cores held the load average at 15-17 (unit 931 s instead of
-// 240 s alone) and made the integration lanes' timing assertions fail; one after the other costs minutes.
+// 240 s alone) and made the integration lanes' timing assertions fail; one after the other costs the
+// unit run (about 130 s alone since its files share worker processes, vitest.config.ts).
 //
 // KHRUN_TEST_REPORT_DIR=DIR also writes each lane's JSON report to DIR/<lane>.json (per-file durations).
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -28,7 +29,7 @@ const startedMs = Date.now();
 const loadAtStart = load();
 const vitest = join(repoRoot, 'node_modules/vitest/vitest.mjs');
 const children = new Set<ChildProcess>();
-const unit = withUnit ? runLane('unit') : undefined;
+const unit = withUnit ? runLane('unit', ['unit', 'unit-mocks']) : undefined;
 console.log(
   `[lanes] building (or finding cached) what more than one lane needs; load average ${loadAtStart}`,
 );
@@ -54,21 +55,26 @@ interface LaneResult {
   failures: FailureSummary;
 }
 
-function runLane(project: string): Promise<LaneResult> {
+/** One vitest process running `projects` (default: the lane's own), its output prefixed with the lane. */
+function runLane(project: string, projects: readonly string[] = [project]): Promise<LaneResult> {
   const laneStartedMs = Date.now();
   const reporters = reportDir
     ? ['--reporter=default', '--reporter=json', `--outputFile.json=${join(reportDir, `${project}.json`)}`]
     : [];
   if (reportDir) mkdirSync(reportDir, { recursive: true });
-  const child = spawn(process.execPath, [vitest, 'run', '--project', project, ...reporters, ...args], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      [TEST_DIST_READY_ENV]: '1',
-      ...(process.stdout.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: '1' } : {}),
+  const child = spawn(
+    process.execPath,
+    [vitest, 'run', ...projects.flatMap((p) => ['--project', p]), ...reporters, ...args],
+    {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        [TEST_DIST_READY_ENV]: '1',
+        ...(process.stdout.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: '1' } : {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   children.add(child);
   const tag = `[${project.replace(/^integration-?/, '') || 'parallel'}]`;
   const failures = new FailureSummary();
@@ -112,7 +118,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-const results = [...(unitResult ? [unitResult] : []), ...(await Promise.all(LANE_PROJECTS.map(runLane)))];
+const results = [
+  ...(unitResult ? [unitResult] : []),
+  ...(await Promise.all(LANE_PROJECTS.map((lane) => runLane(lane)))),
+];
 console.log(`[lanes] load average at the start ${loadAtStart}, at the end ${load()}`);
 for (const r of results)
   console.log(`[lanes] ${r.project}: ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code})`}, ${r.seconds} s`);
