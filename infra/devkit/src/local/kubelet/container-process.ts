@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, open, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { V1Container } from '@kubernetes/client-node';
+import type { Spawner } from '../spawner.ts';
 import type { HostMountPoints } from './host-paths.ts';
 import type { PreparedVolume } from './volumes.ts';
 
@@ -141,11 +141,13 @@ export interface Tools {
  * Starts a container as a process in the pod's network namespace (`ip netns exec`, which also gives it a
  * private mount namespace) and its own UTS namespace, in a new session so its process group can be
  * signalled as a whole. Missing mount points are first created on the host and tracked by `hostPaths`.
+ * The process is forked by `spawner`'s small helper process, not by the kubelet (see spawner.ts).
  */
 export async function spawnContainer(
   launch: ContainerLaunch,
   tools: Tools,
   hostPaths: HostMountPoints,
+  spawner: Spawner,
 ): Promise<ContainerProcess> {
   const mounts: Array<Mount & { isFile: boolean }> = [];
   for (const m of launch.mounts) {
@@ -175,35 +177,19 @@ export async function spawnContainer(
     : [tools.unshare, '--mount', '--propagation', 'slave', '--', ...inner];
   const command = launch.netns ? tools.ip : argv.shift()!;
 
-  const log = await open(launch.logFile, 'a');
-  let child: ChildProcess;
-  try {
-    child = spawn(command, argv, {
-      env: Object.fromEntries(launch.env),
-      stdio: ['ignore', log.fd, log.fd],
-      detached: true,
-    });
-  } catch (error) {
-    await log.close();
-    throw error;
-  }
-  // Listeners go on before anything is awaited: 'spawn' and 'exit' may fire on the next tick.
+  const proc = await spawner.start({
+    command,
+    args: argv,
+    env: Object.fromEntries(launch.env),
+    logFile: launch.logFile,
+  });
   let done = false;
-  const exited = new Promise<{ exitCode: number; signal?: number }>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code, signal) => {
-      done = true;
-      const number = signal ? constants.signals[signal] : undefined;
-      resolve(number ? { exitCode: 128 + number, signal: number } : { exitCode: code ?? 1 });
-    });
+  const exited = proc.exited.then(({ code, signal }) => {
+    done = true;
+    const number = signal ? constants.signals[signal] : undefined;
+    return number ? { exitCode: 128 + number, signal: number } : { exitCode: code ?? 1 };
   });
-  const spawned = new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    exited.catch(reject);
-  });
-  await log.close(); // the child has its own copy of the descriptor
-  await spawned;
-  const pid = child.pid!;
+  const pid = proc.pid;
   return {
     pid,
     exited,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { abortableDelay } from '../../../../../lib/core/abort.ts';
 import { apiErrorMessage } from '../../../../../lib/kube/errors.ts';
+import type { Spawner } from '../spawner.ts';
 import type { KubeletApi } from './api.ts';
 import {
   type ContainerProcess,
@@ -34,6 +35,8 @@ export interface RunnerContext {
   imageMap: ImageMap;
   api: KubeletApi;
   tools: Tools;
+  /** Forks the containers' processes (see spawner.ts). */
+  spawner: Spawner;
   hostPaths: HostMountPoints;
   podDir: string;
   /** Aborts when the pod stops: waits end, nothing new starts. */
@@ -196,6 +199,7 @@ async function start(
       },
       ctx.tools,
       ctx.hostPaths,
+      ctx.spawner,
     );
   } catch (error) {
     const now = apiTime(new Date());

@@ -6,6 +6,7 @@ import { abortableDelay } from '../../../../../lib/core/abort.ts';
 import { apiErrorMessage } from '../../../../../lib/kube/errors.ts';
 import { runListWatch } from '../../../../../lib/kube/list-watch.ts';
 import type { PodNetwork } from '../pod-network.ts';
+import { Spawner } from '../spawner.ts';
 import { kubeletApi } from './api.ts';
 import type { Tools } from './container-process.ts';
 import { HostMountPoints } from './host-paths.ts';
@@ -102,6 +103,7 @@ export async function startProcessKubelet(opts: ProcessKubeletOptions): Promise<
   const podsDir = join(opts.stateDir, 'pods');
   await mkdir(podsDir, { recursive: true });
   const tools: Tools = { ip: await which('ip'), unshare: await which('unshare'), sh: await which('sh') };
+  const spawner = new Spawner();
   const api = kubeletApi(opts.kubeConfig);
   const hostPaths = new HostMountPoints();
   const ipPool = new IpPool(opts.podIpRange ?? opts.network.podIpRange);
@@ -136,6 +138,7 @@ export async function startProcessKubelet(opts: ProcessKubeletOptions): Promise<
       await Promise.all([...workers.values()].map((w) => w.shutdown(opts.shutdownGraceMs ?? 2_000)));
       await Promise.allSettled(background);
       await logServer.close();
+      spawner.close();
       await hostPaths.removeAll();
       await rm(opts.stateDir, { recursive: true, force: true });
       log('process kubelet stopped', { node: opts.nodeName });
@@ -193,13 +196,14 @@ export async function startProcessKubelet(opts: ProcessKubeletOptions): Promise<
     const deps = {
       api,
       ipPool,
-      sandboxOps: linuxSandboxOps(opts.network),
+      sandboxOps: linuxSandboxOps(opts.network, (command, args) => spawner.run(command, args)),
       hostIp: opts.hostIp,
       apiServer: opts.apiServer,
       imageNodePath: opts.imageNodePath,
       imageMap: opts.imageMap ?? [],
       podsDir,
       tools,
+      spawner,
       hostPaths,
       backoff: opts.restartBackoff ?? DEFAULT_RESTART_BACKOFF,
       log,

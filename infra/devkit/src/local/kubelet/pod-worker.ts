@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { abortableDelay } from '../../../../../lib/core/abort.ts';
 import { apiErrorMessage } from '../../../../../lib/kube/errors.ts';
+import type { Spawner } from '../spawner.ts';
 import { adoptRecords } from './adopt.ts';
 import type { KubeletApi } from './api.ts';
 import { runContainers } from './container-loop.ts';
@@ -30,6 +31,7 @@ export interface PodWorkerDeps {
   imageMap: ImageMap;
   podsDir: string;
   tools: Tools;
+  spawner: Spawner;
   hostPaths: HostMountPoints;
   backoff: RestartBackoff;
   log: KubeletLog;
@@ -229,6 +231,7 @@ export class PodWorker {
       imageMap: this.deps.imageMap,
       api: this.deps.api,
       tools: this.deps.tools,
+      spawner: this.deps.spawner,
       hostPaths: this.deps.hostPaths,
       podDir: this.podDir,
       signal: this.stopping.signal,

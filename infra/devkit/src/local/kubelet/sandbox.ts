@@ -4,6 +4,7 @@ import {
   type PodNetworkOp,
   podNetworkExists,
   podNetworkNames,
+  type RunCommand,
   runPodNetworkOps,
 } from '../pod-network.ts';
 
@@ -94,9 +95,9 @@ export function batchedSandboxOps(opts: {
   };
 }
 
-export const linuxSandboxOps = (net: PodNetwork): SandboxOps =>
+export const linuxSandboxOps = (net: PodNetwork, run?: RunCommand): SandboxOps =>
   batchedSandboxOps({
-    run: (ops) => runPodNetworkOps(net, ops),
+    run: (ops) => runPodNetworkOps(net, ops, run),
     exists: (podUid) => podNetworkExists(net, podUid),
     netnsOf: (podUid) => podNetworkNames(net, podUid).netns,
     pids: netnsPids,
