@@ -1,7 +1,7 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { ListQuery, ListResult, ListWatchTransport } from '../../lib/kube/list-watch-transport.ts';
-import { podFeed } from '../../lib/kube/pod-feed.ts';
+import { changedRuns, podFeed } from '../../lib/kube/pod-feed.ts';
 import type { KubePort } from '../../lib/kube/port.ts';
 import { sharedReads } from '../../lib/kube/shared-reads.ts';
 import { withSharedReads } from '../../lib/kube/shared-reads-port.ts';
@@ -165,16 +165,57 @@ describe('the namespace pod feed', () => {
     });
     await flush();
     const w = t.watches[0]!;
-    // Another run's pod changes first: the created pod is still in this run's view.
+    // Another run's pod changes first: this run is not told; the created pod stays in its view.
     w.send('ADDED', pod('a', 'c2-new', 'c2', 'r2', '22'));
+    expect(views).toEqual([['c1-new']]);
     w.send('ADDED', created);
     w.send('DELETED', { ...created, metadata: { ...created.metadata, resourceVersion: '23' } });
-    expect(views).toEqual([['c1-new'], ['c1-new'], ['c1-new'], []]);
+    expect(views).toEqual([['c1-new'], ['c1-new'], []]);
     run.abort();
     expect(await watching).toBe(true);
     w.send('ADDED', pod('a', 'c1-later', 'c1', 'r1', '24'));
-    expect(views).toHaveLength(4);
+    expect(views).toHaveLength(3);
     session.abort();
+  });
+
+  it("tells each run of its own pods' changes only, and every run after a relist", async () => {
+    const t = new Scripted({
+      [podsPath('a')]: { metadata: { resourceVersion: '20' }, items: [pod('a', 'p1', 'c1', 'r1', '20')] },
+    });
+    const { feed, session } = feedOf(t);
+    const told: Record<string, number> = { r1: 0, r2: 0, r3: 0 };
+    const runs = ['r1', 'r2', 'r3'].map((runUuid) => {
+      const run = new AbortController();
+      void feed.watchRunPods({ runUuid, signal: run.signal, seed: [], onChange: () => told[runUuid]!++ });
+      return run;
+    });
+    await flush();
+    expect(told).toEqual({ r1: 1, r2: 1, r3: 1 }); // each run's first view
+    const w = t.watches[0]!;
+    w.send('ADDED', pod('a', 'p2', 'c2', 'r2', '21'));
+    w.send('MODIFIED', pod('a', 'p1', 'c1', 'r1', '22'));
+    w.send('MODIFIED', pod('a', 'p2', 'c2', 'r2', '23'));
+    expect(told).toEqual({ r1: 2, r2: 3, r3: 1 });
+    w.send('DELETED', pod('a', 'p1', 'c1', 'r1', '24'));
+    expect(told).toEqual({ r1: 3, r2: 3, r3: 1 });
+    for (const run of runs) run.abort();
+    session.abort();
+  });
+
+  it('finds the runs whose pods were added, changed or removed between two views', () => {
+    const kept = pod('a', 'k', 'c1', 'r1');
+    const before = new Map([
+      ['k', kept],
+      ['m', pod('a', 'm', 'c2', 'r2')],
+      ['gone', pod('a', 'gone', 'c3', 'r3')],
+    ]);
+    const after = new Map([
+      ['k', kept],
+      ['m', pod('a', 'm', 'c2', 'r2', '8')],
+      ['new', pod('a', 'new', 'c4', 'r4')],
+    ]);
+    expect([...changedRuns(before, after)].sort()).toEqual(['r2', 'r3', 'r4']);
+    expect(changedRuns(after, after).size).toBe(0);
   });
 
   it("follows every run of a batch of 50 without Node's listener-leak warning on the batch's signal", async () => {
