@@ -12,6 +12,8 @@ export interface Limiter {
   <T>(task: () => Promise<T>, opts?: { first?: boolean }): Promise<T>;
   /** Tasks running now (for tests and logs). */
   readonly active: number;
+  /** Tasks waiting for a slot (for tests and logs). */
+  readonly waiting: number;
 }
 
 export function limiter(max: number): Limiter {
@@ -38,5 +40,8 @@ export function limiter(max: number): Limiter {
       release();
     }
   };
-  return Object.defineProperty(run, 'active', { get: () => active }) as Limiter;
+  return Object.defineProperties(run, {
+    active: { get: () => active },
+    waiting: { get: () => waiting.length },
+  }) as Limiter;
 }

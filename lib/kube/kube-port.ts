@@ -11,7 +11,7 @@ import {
 } from '../state/resources.ts';
 import { createPodOnce } from './create-pod.ts';
 import { classifyApiError, isNotFound, WriteConflict } from './errors.ts';
-import type { KubeClient } from './kube-client.ts';
+import { ahead, type KubeClient } from './kube-client.ts';
 import { runListWatch } from './list-watch.ts';
 import { deletePodGracefully, type PodRemoval } from './pod-removal.ts';
 import type { KubePort, ListedPods } from './port.ts';
@@ -47,6 +47,8 @@ const read = <T>(fn: () => Promise<T>) => retryTransient(fn, { throttledMs: THRO
 export function kubePort(client: KubeClient): KubePort {
   // Every response feeds the client's API server clock the engines decide by (kube/server-clock.ts).
   const { core, custom } = client;
+  // A lease renewal goes ahead of the requests waiting for the client's bound (kube-client.ts, ahead).
+  const leaseCustom = ahead(client).custom;
   // Reads are tried again after a 5xx (kube/transient.ts), for up to 15 s with backoff (after a 429 for
   // five minutes): a read changes nothing, and a batch runner's 25 first reads at once should not fail 25
   // checks over one overloaded moment of the API server. Writes only after a 429 (unlessRefused): a write
@@ -102,7 +104,7 @@ export function kubePort(client: KubeClient): KubePort {
     async replaceState(state, writer) {
       try {
         return (await unlessRefused(() =>
-          custom.replaceNamespacedCustomObject(
+          (writer === 'lease' ? leaseCustom : custom).replaceNamespacedCustomObject(
             {
               ...co,
               plural: KHSTATE_PLURAL,

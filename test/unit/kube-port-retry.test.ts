@@ -243,6 +243,39 @@ describe('the requests in flight of a runner session', () => {
     expect(seen).toHaveLength(15);
   });
 
+  it("send a run's lease renewal ahead of the requests waiting for the bound, and only that", async () => {
+    const bounded = kubeClient(stubConfig(), { maxInFlight: 1 });
+    let release = () => {};
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    const port = kubePort(bounded);
+    const state = (name: string) =>
+      ({
+        apiVersion: 'comcast.github.io/v1',
+        kind: 'KuberhealthyState',
+        metadata: { name, namespace: 'ns' },
+      }) as never;
+    const first = port.readCheck('ns', 'c');
+    await vi.waitFor(() => expect(inFlight).toBe(1), { timeout: 5_000 });
+    const writes = [
+      port.replaceState(state('record'), 'record'),
+      port.replaceState(state('claim'), 'claim'),
+      port.replaceState(state('renewal'), 'lease'),
+    ];
+    await vi.waitFor(() => expect(bounded.limit?.waiting).toBe(3), { timeout: 5_000 });
+    release();
+    await Promise.all([first, ...writes]);
+    const khstates = '/apis/comcast.github.io/v1/namespaces/ns/khstates';
+    expect(seen).toEqual([
+      'GET /apis/comcast.github.io/v1/namespaces/ns/khchecks/c',
+      `PUT ${khstates}/renewal`,
+      `PUT ${khstates}/record`,
+      `PUT ${khstates}/claim`,
+    ]);
+    expect(mostInFlight).toBe(1);
+  });
+
   it('are not bounded through a client object without one (the tick has its own bound)', async () => {
     let release = () => {};
     hold = new Promise<void>((r) => {
