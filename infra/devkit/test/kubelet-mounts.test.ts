@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { buildPrelude, isUnder, planMounts, shellQuote } from '../src/local/kubelet/container-process.ts';
+import { buildPrelude, isUnder, planMounts } from '../src/local/kubelet/container-process.ts';
 import type { PreparedVolume } from '../src/local/kubelet/volumes.ts';
+import { shellQuote } from '../src/local/shell-quote.ts';
 
 const volumes = new Map<string, PreparedVolume>([
   ['data', { name: 'data', hostPath: '/state/pod/volumes/data', readOnly: false }],

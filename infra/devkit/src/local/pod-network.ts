@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { shellQuote } from './shell-quote.ts';
 
 const run = promisify(execFile);
 
@@ -102,15 +103,13 @@ const OPS_PRELUDE = [
   'add() { del "$2" "$3"; if err=$( { printf "%s\\n" "$4" | ip -batch - && printf "%s\\n" "$5" | ip -n "$2" -batch -; } 2>&1 ); then echo "$1 ok"; else del "$2" "$3"; echo "$1 fail $(printf "%s" "$err" | tr "\\n" " ")"; fi; }',
 ];
 
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 /** The one sh script of a batch of ops, in their order (pure). */
 export function podNetworkScript(net: PodNetwork, ops: readonly PodNetworkOp[]): string {
   const lines = [...OPS_PRELUDE];
   ops.forEach((op, i) => {
     const { netns, hostVeth } = podNetworkNames(net, op.podUid);
     if (op.kind === 'delete') {
-      lines.push(`del ${quote(netns)} ${quote(hostVeth)}; echo "${i} ok"`);
+      lines.push(`del ${shellQuote(netns)} ${shellQuote(hostVeth)}; echo "${i} ok"`);
       return;
     }
     const host = [
@@ -125,7 +124,7 @@ export function podNetworkScript(net: PodNetwork, ops: readonly PodNetworkOp[]):
       'link set lo up',
     ];
     lines.push(
-      `add ${i} ${quote(netns)} ${quote(hostVeth)} ${quote(host.join('\n'))} ${quote(inside.join('\n'))}`,
+      `add ${i} ${shellQuote(netns)} ${shellQuote(hostVeth)} ${shellQuote(host.join('\n'))} ${shellQuote(inside.join('\n'))}`,
     );
   });
   return lines.join('\n');

@@ -2,6 +2,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { V1Container } from '@kubernetes/client-node';
+import { shellQuote } from '../shell-quote.ts';
 import type { Spawner } from '../spawner.ts';
 import type { HostMountPoints } from './host-paths.ts';
 import type { PreparedVolume } from './volumes.ts';
@@ -82,11 +83,6 @@ export function isUnder(path: string, dir: string): boolean {
 /** The prelude's exit code and message prefix when a step fails before the command runs. */
 export const PRELUDE_FAILED = 128;
 export const PRELUDE_MARKER = 'khrun: ';
-
-/** Single-quotes a string for sh. */
-export function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * The sh script run inside the container's fresh mount namespace before the command: bind mounts
