@@ -1,5 +1,5 @@
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ListQuery, ListResult, ListWatchTransport } from '../../lib/kube/list-watch-transport.ts';
 import { changedRuns, podFeed } from '../../lib/kube/pod-feed.ts';
 import type { KubePort } from '../../lib/kube/port.ts';
@@ -178,7 +178,7 @@ describe('the namespace pod feed', () => {
     session.abort();
   });
 
-  it("tells each run of its own pods' changes only, and every run after a relist", async () => {
+  it("tells each run of its own pods' changes only; after a relist, each run that has a pod", async () => {
     const t = new Scripted({
       [podsPath('a')]: { metadata: { resourceVersion: '20' }, items: [pod('a', 'p1', 'c1', 'r1', '20')] },
     });
@@ -198,6 +198,13 @@ describe('the namespace pod feed', () => {
     expect(told).toEqual({ r1: 2, r2: 3, r3: 1 });
     w.send('DELETED', pod('a', 'p1', 'c1', 'r1', '24'));
     expect(told).toEqual({ r1: 3, r2: 3, r3: 1 });
+    // The watch's resourceVersion expired: the feed lists again, and every object of the list is new.
+    t.answers[podsPath('a')] = {
+      metadata: { resourceVersion: '30' },
+      items: [pod('a', 'p2', 'c2', 'r2', '23')],
+    };
+    w.send('ERROR', { code: 410 } as unknown as Obj);
+    await vi.waitFor(() => expect(told).toEqual({ r1: 3, r2: 4, r3: 1 }), { timeout: 5_000 });
     for (const run of runs) run.abort();
     session.abort();
   });
