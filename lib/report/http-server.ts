@@ -16,6 +16,11 @@ import { refusalHeaders } from './refusal-headers.ts';
 import { parseReportPath } from './report-token.ts';
 
 export const REPORT_PATH = '/externalCheckStatus';
+/**
+ * The answer to a bodiless GET of a signed reporting URL this endpoint would refuse (421 Misdirected
+ * Request): the run's report cannot land here.
+ */
+export const MISDIRECTED = 421;
 
 export interface ReportServerOptions {
   host: string;
@@ -116,17 +121,26 @@ export async function startReportServer(
         send(res, 404, `not found: checker pods report to ${REPORT_PATH}`);
         return;
       }
-      if (bodiless(req)) {
-        send(res, 200, `khrun report endpoint: POST {"OK": true|false, "Errors": [...]} to KH_REPORTING_URL`);
-        return;
-      }
       const header = req.headers['kh-run-uuid'];
       const sourceIp = normalizeIp(req.socket.remoteAddress);
-      const authorized = authorizeReport(opts.access, parseReportPath(rest), {
+      const path = parseReportPath(rest);
+      const authorized = authorizeReport(opts.access, path, {
         headerUuid: Array.isArray(header) ? header[0] : header,
         sourceIp,
         nowMs: deps.clock.nowMs(),
       });
+      if (bodiless(req)) {
+        // A signed URL this endpoint would refuse names a run it cannot take (another runner's key: this
+        // address was the run's runner's, now another's): 421, so that an adopting runner's probe
+        // (lib/run/endpoint-probe.ts) knows the pod's report can never land here. Any other GET, a client
+        // waiting for its own endpoint, is answered 200 as v2 does.
+        if (path.kind !== 'bare' && !authorized.ok) {
+          send(res, MISDIRECTED, `report would be rejected here: ${authorized.reason}`);
+          return;
+        }
+        send(res, 200, `khrun report endpoint: POST {"OK": true|false, "Errors": [...]} to KH_REPORTING_URL`);
+        return;
+      }
       if (!authorized.ok) {
         // Refused before a body byte is read and before any API request.
         deps.log.warn('report refused', { reason: authorized.reason });

@@ -67,7 +67,9 @@ export async function ensureCheckerPod(
     if (decision.kind === 'replace') {
       const { name = '', uid } = decision.pod.metadata ?? {};
       await removeCheckerPod(deps, check.namespace, name, uid);
-      deps.log.info("replaced the adopted run's pod: nothing listens at its report endpoint", { pod: name });
+      deps.log.info("replaced the adopted run's pod: its report endpoint can no longer take its report", {
+        pod: name,
+      });
     }
   }
   // A name the list shows taken by another run (one started within the same second) is not tried.

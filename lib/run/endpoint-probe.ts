@@ -1,8 +1,11 @@
+import { MISDIRECTED } from '../report/http-server.ts';
+
 /**
- * Whether a report endpoint still listens: 'dead' only when nothing listens at its address (connection
- * refused), the one answer that proves a checker pod's report can never land there; any HTTP answer is
- * 'alive'; anything else (a timeout, an unreachable network, a malformed URL) is 'unknown', which callers
- * must treat as "may still be alive".
+ * Whether a report endpoint may still take a checker pod's report: 'dead' only on the two answers that prove
+ * it never can: nothing listens at its address (connection refused), or what listens there says it would
+ * refuse that URL's report (421, lib/report/http-server.ts: the address is another runner's now, with
+ * another key); any other HTTP answer is 'alive'; anything else (a timeout, an unreachable network, a
+ * malformed URL) is 'unknown', which callers must treat as "may still be alive".
  */
 export type EndpointState = 'alive' | 'dead' | 'unknown';
 
@@ -32,7 +35,7 @@ export const httpEndpointProbe: EndpointProbe = {
         signal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]),
       });
       await response.body?.cancel();
-      return 'alive';
+      return response.status === MISDIRECTED ? 'dead' : 'alive';
     } catch (error) {
       return refused(error) ? 'dead' : 'unknown';
     }

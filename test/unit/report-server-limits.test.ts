@@ -136,6 +136,21 @@ describe('the report server before the body', () => {
     expect(res.status).toBe(200);
     expect(s.calls()).toBe(0);
   });
+
+  it('answers a bodiless GET of a signed URL it would refuse with 421, of one it would take with 200', async () => {
+    const s = await start({ key: KEY, unsigned: 'refuse', scope: 'all' });
+    const run = { namespace: 'checks', checkName: 'dns', uuid: 'u-1', deadlineMs: Date.now() + 60_000 };
+    // Its own key's URL, as the run's checker pod holds it: a client waiting for its endpoint.
+    expect((await fetch(signedReportUrl(s.url, KEY, run))).status).toBe(200);
+    // Another runner's URL for the same address (that runner died; this one has the address now).
+    const theirs = await fetch(signedReportUrl(s.url, randomReportKey(), run));
+    expect(theirs.status).toBe(421);
+    expect(await theirs.text()).toMatch(/would be rejected here: the token .* signed by another runner/);
+    // A URL past its run's deadline would be refused too.
+    const late = await fetch(signedReportUrl(s.url, KEY, { ...run, deadlineMs: Date.now() - 1 }));
+    expect(late.status).toBe(421);
+    expect(s.calls()).toBe(0);
+  });
 });
 
 describe('the body budget', () => {

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KH_ENV, podNameFor } from '../../lib/check/pod-builder.ts';
+import { startReportServer } from '../../lib/report/http-server.ts';
+import { randomReportKey, signedReportUrl } from '../../lib/report/report-token.ts';
 import type { AcquireDeps } from '../../lib/run/acquire-deps.ts';
 import { adoptedPodOf, decideAdoptedPod, isRunnerEndpoint } from '../../lib/run/adopted-pod.ts';
 import { endpointProbeFor, httpEndpointProbe } from '../../lib/run/endpoint-probe.ts';
@@ -320,6 +322,33 @@ describe('httpEndpointProbe', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     expect(await httpEndpointProbe.probe(url, signal)).toBe('dead');
     expect(await httpEndpointProbe.probe('not a url', signal)).toBe('unknown');
+  });
+
+  it("says dead when another runner's report server holds the address now (it would refuse the URL)", async () => {
+    vi.useRealTimers();
+    const log = { info: vi.fn(), warn: vi.fn(), error: vi.fn(), debug: vi.fn() };
+    const fail = () => Promise.reject(new Error('no API request expected'));
+    const other = await startReportServer(
+      {
+        lookup: { podsByRunId: fail, livePodsByIp: fail },
+        state: { read: fail, replace: fail },
+        clock: { nowMs: () => Date.now() },
+        log,
+        server: 'another runner',
+      },
+      { host: '127.0.0.1', port: 0, access: { key: randomReportKey(), unsigned: 'refuse', scope: 'all' } },
+    );
+    try {
+      const run = { namespace: NS, checkName: NAME, uuid: RUN.uuid, deadlineMs: Date.now() + 60_000 };
+      const signal = new AbortController().signal;
+      // The dead runner's URL (its key) at the address the other runner listens at now.
+      expect(await httpEndpointProbe.probe(signedReportUrl(other.url, randomReportKey(), run), signal)).toBe(
+        'dead',
+      );
+      expect(await httpEndpointProbe.probe(other.url, signal)).toBe('alive');
+    } finally {
+      await other.close();
+    }
   });
 });
 
