@@ -6,6 +6,7 @@ import {
   PARALLEL_WORKERS,
   SERIAL_LANES,
 } from './test/integration/setup/lanes.ts';
+import { LaneSequencer } from './test/integration/setup/sequencer.ts';
 import { filesReplacingModules } from './test/unit/setup/isolation.ts';
 
 // Projects: `unit` and `unit-mocks` (test/unit and the devkit's infra/devkit/test; `--project 'unit*'` runs
@@ -21,8 +22,10 @@ import { filesReplacingModules } from './test/unit/setup/isolation.ts';
 // Each lane's global setup starts a local cluster of its own (the next free pod-network slot), and
 // `npm run test:integration` (setup/run-lanes.ts) runs the three lanes at the same time, in three vitest
 // processes: vitest runs the projects of one process one group after another (sequence.groupOrder; a group
-// has one maxWorkers), never a one-at-a-time lane beside a parallel one. Run some files, of any lane, with
-// `npx vitest run test/integration/NAME.test.ts` (only the lanes of those files start a cluster).
+// has one maxWorkers), never a one-at-a-time lane beside a parallel one. Run some files of one lane with
+// `npx vitest run test/integration/NAME.test.ts` (only that lane's cluster starts). Files of two lanes in
+// one command do not work: the second lane's files fail reading the first lane's kubeconfig (gone with its
+// cluster); run one command per lane, or `npm run test:integration`.
 const UNIT_FILES = ['test/unit/**/*.test.ts', 'infra/devkit/test/**/*.test.ts'];
 const UNIT_WORKERS = Math.max(2, availableParallelism() - 1);
 const UNIT_MOCKS = filesReplacingModules(import.meta.dirname, ['test/unit', 'infra/devkit/test']);
@@ -37,6 +40,8 @@ const integration = {
 
 export default defineConfig({
   test: {
+    // The parallel lane's files start longest first (lanes.ts PARALLEL_DURATIONS_S).
+    sequence: { sequencer: LaneSequencer },
     projects: [
       {
         test: {
@@ -61,7 +66,7 @@ export default defineConfig({
           fileParallelism: false,
           // One process, one file after another: each file's import of lib/ and client-node is done once.
           isolate: false,
-          // Groups run in order within one vitest process (`npx vitest run` of files of several lanes).
+          // Groups run in order within one vitest process.
           sequence: { groupOrder: i + 1 },
         },
       })),

@@ -1,7 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXCLUSIVE, type ExclusiveReason, SERIAL_LANES } from '../integration/setup/lanes.ts';
+import {
+  EXCLUSIVE,
+  type ExclusiveReason,
+  PARALLEL_DURATIONS_S,
+  parallelStartOrder,
+  SERIAL_LANES,
+} from '../integration/setup/lanes.ts';
 
 // The rule of test/integration/setup/lanes.ts, checked on what each integration file does: a file that
 // installs khrun cluster-wide or runs the real Kuberhealthy is EXCLUSIVE, for that reason, and runs in a
@@ -64,5 +70,25 @@ describe('the integration lanes (test/integration/setup/lanes.ts)', () => {
     expect(reasonOf('beside-kuberhealthy.test.ts')).toBe('kuberhealthy');
     expect(reasonOf('crds.test.ts')).toBeUndefined();
     expect(reasonOf('release.test.ts')).toBeUndefined();
+  });
+
+  it('time only PARALLEL files, every one of them, and start them longest first, unmeasured ones before', () => {
+    const parallel = integrationFiles().filter((f) => !(f in EXCLUSIVE));
+    expect(Object.keys(PARALLEL_DURATIONS_S).sort()).toEqual(parallel);
+    const ordered = parallelStartOrder(
+      [
+        'test/integration/crds.test.ts',
+        'test/integration/new.test.ts',
+        'test/integration/faults/exit-grace.test.ts',
+      ],
+      (f) => f,
+    );
+    expect(ordered).toEqual([
+      'test/integration/new.test.ts',
+      'test/integration/faults/exit-grace.test.ts',
+      'test/integration/crds.test.ts',
+    ]);
+    const all = parallelStartOrder(parallel, (f) => f).map((f) => PARALLEL_DURATIONS_S[f] ?? 0);
+    expect(all).toEqual([...all].sort((a, b) => b - a));
   });
 });

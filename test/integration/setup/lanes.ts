@@ -101,3 +101,53 @@ export const PARALLEL_WORKERS = 3;
 
 /** The vitest projects of the lanes, in the order run-lanes.ts starts them. */
 export const LANE_PROJECTS = ['integration-serial-1', 'integration-serial-2', 'integration'] as const;
+
+/**
+ * The PARALLEL files' measured durations (seconds; the parallel lane of `npm test` at c9f1541 on
+ * 2026-12-04, the three lanes at once, load average 9-13). The parallel lane starts its files longest
+ * first (sequencer.ts), the same with or without vitest's cache (without it vitest starts larger files first;
+ * in the run measured, with it, faults/control-plane.test.ts started at 533 s of the lane's 707 s: the
+ * lane's last 30 s ran it alone, and 630-670 s it and one other). A file not listed starts first (it may
+ * be long); add it with its duration from a run's JSON report (KHRUN_TEST_REPORT_DIR, run-lanes.ts).
+ */
+export const PARALLEL_DURATIONS_S: Readonly<Record<string, number>> = {
+  'test/integration/faults/exit-grace.test.ts': 311,
+  'test/integration/alerts.test.ts': 182,
+  'test/integration/faults/control-plane.test.ts': 174,
+  'test/integration/faults/crashes.test.ts': 142,
+  'test/integration/run-check.test.ts': 113,
+  'test/integration/kubelet.test.ts': 74,
+  'test/integration/release.test.ts': 71,
+  'test/integration/faults/boundaries.test.ts': 69,
+  'test/integration/faults/conflicts.test.ts': 46,
+  'test/integration/healthcheck.test.ts': 45,
+  'test/integration/lambda-runtime-clusters.test.ts': 45,
+  'test/integration/faults/clock-skew.test.ts': 45,
+  'test/integration/helm-installer.test.ts': 36,
+  'test/integration/faults/hostile-reports.test.ts': 36,
+  'test/integration/cli-output.test.ts': 34,
+  'test/integration/monitoring.test.ts': 34,
+  'test/integration/faults/fencing.test.ts': 32,
+  'test/integration/faults/report-secret.test.ts': 31,
+  'test/integration/batch.test.ts': 28,
+  'test/integration/lambda.test.ts': 28,
+  'test/integration/status.test.ts': 23,
+  'test/integration/local-up.test.ts': 22,
+  'test/integration/faults/overlap.test.ts': 21,
+  'test/integration/faults/connection-flood.test.ts': 13,
+  'test/integration/status-watch.test.ts': 9,
+  'test/integration/convert.test.ts': 8,
+  'test/integration/serve.test.ts': 8,
+  'test/integration/pod-removal.test.ts': 6,
+  'test/integration/faults/load.test.ts': 6,
+  'test/integration/crds.test.ts': 0,
+};
+
+/**
+ * The parallel lane's files in the order to start them: those with no measured duration first, then
+ * longest first (ties by name). Pure.
+ */
+export function parallelStartOrder<T>(files: readonly T[], pathOf: (file: T) => string): T[] {
+  const seconds = (f: T) => PARALLEL_DURATIONS_S[pathOf(f)] ?? Number.POSITIVE_INFINITY;
+  return [...files].sort((a, b) => seconds(b) - seconds(a) || pathOf(a).localeCompare(pathOf(b)));
+}
