@@ -111,6 +111,7 @@ describe("serverless.yml's esbuild options and the project's build", () => {
       outExtension: { '.js': custom.outputFileExtension },
       mainFields: custom.mainFields,
       banner: custom.banner,
+      alias: custom.alias,
     }).toEqual({
       bundle: ours.bundle,
       minify: ours.minify,
@@ -122,6 +123,7 @@ describe("serverless.yml's esbuild options and the project's build", () => {
       outExtension: ours.outExtension,
       mainFields: ours.mainFields,
       banner: ours.banner,
+      alias: ours.alias,
     });
     // The project's build leaves out esbuild itself too (the CLI bundle's developer command only).
     expect(ours.external.filter((e) => e !== 'esbuild').sort()).toEqual(
