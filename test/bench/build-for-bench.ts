@@ -14,7 +14,7 @@ export interface BuildIdentity {
   dirty: boolean;
   /** Changed or new files under functions/ and lib/, and the package files, at build time. */
   dirtyPaths: string[];
-  /** sha256 of the CLI bundle measured (khrun.mjs). */
+  /** sha256 of the CLI bundle measured (khrun.cjs, the code its entry khrun.mjs runs). */
   khrunSha256: string;
   builtAt: string;
   outdir: string;
@@ -40,7 +40,7 @@ export async function buildForBench(root: string, outdir: string): Promise<Build
     .map((line) => line.slice(3));
   await buildBundles({ root, outdir });
   const khrunSha256 = createHash('sha256')
-    .update(await readFile(join(outdir, 'khrun.mjs')))
+    .update(await readFile(join(outdir, 'khrun.cjs')))
     .digest('hex');
   return {
     commit,

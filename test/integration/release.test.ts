@@ -203,13 +203,15 @@ describe('the npm package, packed and installed outside the clone', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it('holds the launcher, the CLI bundle and its map, and the docs npm always ships: no TypeScript, no devkit', () => {
+  it('holds the launcher, the CLI bundle with its entry, map and code cache, and the docs npm always ships: no TypeScript, no devkit', () => {
     expect(packed.files.map((f) => f.path).sort()).toEqual([
       'CHANGELOG.md',
       'LICENSE',
       'README.md',
+      'dist/khrun.cjs',
+      'dist/khrun.cjs.cache',
+      'dist/khrun.cjs.map',
       'dist/khrun.mjs',
-      'dist/khrun.mjs.map',
       'functions/khrun.mjs',
       'package.json',
     ]);

@@ -1,12 +1,16 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BuildResult,
   buildBundles,
+  CLI_BANNER,
+  CLI_LOADER,
   CREATE_REQUIRE_BANNER,
   discoverEntries,
 } from '../src/build/bundle.ts';
@@ -44,14 +48,20 @@ describe('esbuild bundles of functions/', () => {
     expect(result.warnings).toEqual([]);
   });
 
-  it('writes minified ESM with the createRequire banner, a linked source map and a metafile', async () => {
+  it('writes minified ESM with the createRequire banner (the CLI: CommonJS behind its loader), a linked source map and a metafile', async () => {
     for (const bundle of result.bundles) {
-      const code = await readFile(bundle.path, 'utf8');
-      expect(code.startsWith(CREATE_REQUIRE_BANNER)).toBe(true);
-      expect(code.trimEnd().endsWith(`//# sourceMappingURL=${bundle.name}.mjs.map`)).toBe(true);
+      const code = await readFile(bundle.codePath, 'utf8');
+      const file = bundle.name === 'khrun' ? 'khrun.cjs' : `${bundle.name}.mjs`;
+      expect(bundle.codePath).toBe(join(outdir, file));
+      expect(code.startsWith(bundle.name === 'khrun' ? CLI_BANNER : CREATE_REQUIRE_BANNER)).toBe(true);
+      expect(code.trimEnd().endsWith(`//# sourceMappingURL=${file}.map`)).toBe(true);
       expect(bundle.mapBytes).toBeGreaterThan(0);
       expect(bundle.bytes).toBeLessThan(4_000_000);
+      expect(bundle.cacheBytes > 0).toBe(bundle.name === 'khrun');
     }
+    expect(await readFile(join(outdir, 'khrun.mjs'), 'utf8')).toBe(
+      await readFile(join(root, CLI_LOADER), 'utf8'),
+    );
     const meta = JSON.parse(await readFile(result.metafilePath, 'utf8')) as {
       inputs: Record<string, unknown>;
       outputs: Record<string, { entryPoint?: string }>;
@@ -142,9 +152,83 @@ describe('esbuild bundles of functions/', () => {
         );
         expect(failed?.code).toBe(2);
         expect(failed?.stderr).toContain(
-          `khrun: ${command[0]}: is a developer command, not part of this build (${join(outdir, 'khrun.mjs')})`,
+          `khrun: ${command[0]}: is a developer command, not part of this build (${join(outdir, 'khrun.cjs')})`,
         );
         expect(failed?.stderr).toContain('run it from a khrun checkout');
+      }
+    },
+    SPAWNS_MS,
+  );
+});
+
+describe('the CLI loader (functions/cli-loader.mjs)', () => {
+  /** The wrapper the loader compiles the bundle in, read from the loader itself. */
+  const wrapperOf = async () =>
+    /const WRAPPER = '([^']+)'/.exec(await readFile(join(root, CLI_LOADER), 'utf8'))![1]!;
+
+  it('the code cache the build wrote is of this bundle and V8 takes it, wrapped as the loader wraps it', async () => {
+    const source = await readFile(join(outdir, 'khrun.cjs'), 'utf8');
+    const cache = await readFile(join(outdir, 'khrun.cjs.cache'));
+    const digest = createHash('sha256').update(source).digest();
+    expect(cache.subarray(0, 32).equals(digest)).toBe(true);
+    const script = new vm.Script(`${await wrapperOf()}${source}\n})`, {
+      filename: join(outdir, 'khrun.cjs'),
+      cachedData: cache.subarray(32),
+    });
+    expect(script.cachedDataRejected).toBe(false);
+  });
+
+  it(
+    'ignores a code cache of another bundle: the CLI still runs, compiled as usual',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'khrun-loader-'));
+      try {
+        for (const f of ['khrun.mjs', 'khrun.cjs', 'khrun.cjs.map', 'khrun.cjs.cache'])
+          await copyFile(join(outdir, f), join(dir, f));
+        const cache = await readFile(join(dir, 'khrun.cjs.cache'));
+        cache[0] = (cache[0]! + 1) % 256; // the digest no longer names this bundle
+        await writeFile(join(dir, 'khrun.cjs.cache'), cache);
+        const { stdout } = await run(process.execPath, [join(dir, 'khrun.mjs'), 'version', '-o', 'json'], {
+          cwd: tmpdir(),
+        });
+        expect(JSON.parse(stdout)).toMatchObject({ revision: REVISION });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+    SPAWNS_MS,
+  );
+
+  it(
+    "maps the bundle's stack frames to their sources when source maps are on, and only then",
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'khrun-loader-'));
+      try {
+        await writeFile(
+          join(dir, 'x.ts'),
+          'function thrower(): never {\n  throw new Error("boom");\n}\nsetTimeout(() => thrower(), 1);\n',
+        );
+        const esbuild = await import('esbuild');
+        await esbuild.build({
+          entryPoints: [join(dir, 'x.ts')],
+          outfile: join(dir, 'x.cjs'),
+          format: 'cjs',
+          minify: true,
+          sourcemap: 'linked',
+          logLevel: 'silent',
+        });
+        await copyFile(join(root, CLI_LOADER), join(dir, 'x.mjs'));
+        const stderrOf = (args: string[]) =>
+          run(process.execPath, [...args, join(dir, 'x.mjs')]).then(
+            () => '',
+            (error: { stderr: string }) => error.stderr,
+          );
+        expect(await stderrOf(['--enable-source-maps'])).toContain(`(${join(dir, 'x.ts')}:2:9)`);
+        const unmapped = await stderrOf([]);
+        expect(unmapped).toContain('Error: boom');
+        expect(unmapped).not.toContain('x.ts');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
       }
     },
     SPAWNS_MS,

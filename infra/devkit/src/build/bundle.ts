@@ -1,8 +1,12 @@
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { copyFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import type { BuildOptions } from 'esbuild';
+import type { BuildOptions, Metafile } from 'esbuild';
 import { REVISION_DEFINE } from './revision.ts';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * The ESM bundles need `require` for the CommonJS code they inline (node-fetch asks for "stream" at run
@@ -15,6 +19,19 @@ export const CREATE_REQUIRE_BANNER =
  * Left out of every bundle: esbuild itself (only `khrun build` needs it, and that is a developer command),
  * and optional native add-ons that ws and debug probe for inside try/catch.
  */
+/** The CLI's source: its bundle is CommonJS behind functions/cli-loader.mjs, every other bundle ESM. */
+export const CLI_SOURCE = 'functions/cli.ts';
+/** The CLI's entry of a build, copied beside the bundle as <name>.mjs (the loader says why). */
+export const CLI_LOADER = 'functions/cli-loader.mjs';
+/** What the loader's environment sets for the build's one run that writes the code cache. */
+export const WRITE_CODE_CACHE_ENV = 'KHRUN_WRITE_CODE_CACHE';
+
+/**
+ * The CLI bundle is CommonJS (V8 code caches are for scripts, not ES modules); what its ES-module sources
+ * read from import.meta is the bundle file's own.
+ */
+export const CLI_BANNER = "var __khrunImportMetaUrl = require('node:url').pathToFileURL(__filename).href;";
+
 export const BUNDLE_EXTERNALS = ['esbuild', 'bufferutil', 'utf-8-validate', 'supports-color'] as const;
 
 /**
@@ -37,7 +54,12 @@ export interface BundleEntry {
 }
 
 export interface BuiltBundle extends BundleEntry {
+  /** What runs: dist/<name>.mjs (for the CLI, the loader that runs its code). */
   path: string;
+  /** The file holding the bundle's code: path, or for the CLI dist/<name>.cjs. */
+  codePath: string;
+  /** The CLI's V8 code cache (<name>.cjs.cache) size; 0 for the other bundles. */
+  cacheBytes: number;
   bytes: number;
   gzipBytes: number;
   mapBytes: number;
@@ -101,8 +123,50 @@ export function esbuildOptions(
 }
 
 /**
- * Bundles each entry into one minified ESM file for Node 20 with a linked source map, and writes the
- * esbuild metafile (meta.json) for size analysis. The output directory is emptied of old bundles first.
+ * The CLI's esbuild options: the same as every bundle's but CommonJS, <name>.cjs, so that its entry
+ * (CLI_LOADER) can start it from a V8 code cache.
+ */
+export function cliEsbuildOptions(root: string, entry: BundleEntry, outdir: string, revision?: string) {
+  const base = esbuildOptions(root, [entry], outdir, revision);
+  return {
+    ...base,
+    format: 'cjs',
+    outExtension: { '.js': '.cjs' },
+    banner: { js: CLI_BANNER },
+    define: {
+      ...base.define,
+      'import.meta.url': '__khrunImportMetaUrl',
+      'import.meta.dirname': '__dirname',
+      'import.meta.filename': '__filename',
+    },
+  } satisfies BuildOptions;
+}
+
+/**
+ * Makes a built CLI bundle (<name>.cjs in outdir) runnable: its entry <name>.mjs (CLI_LOADER), then the
+ * code cache (<name>.cjs.cache), written by one `version` run of it with this Node. Throws when that run
+ * fails: the bundle does not start. Returns the cache's size.
+ */
+export async function finishCliBundle(root: string, outdir: string, name: string): Promise<number> {
+  const entry = join(outdir, `${name}.mjs`);
+  await copyFile(join(root, CLI_LOADER), entry);
+  const cache = join(outdir, `${name}.cjs.cache`);
+  await rm(cache, { force: true });
+  const env: NodeJS.ProcessEnv = { ...process.env, [WRITE_CODE_CACHE_ENV]: '1' };
+  delete env.NODE_OPTIONS; // the cache is for Node as the bundle runs, without the build's preloads
+  try {
+    await execFileAsync(process.execPath, [entry, 'version'], { env, cwd: outdir, timeout: 60_000 });
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim();
+    throw new Error(`the CLI bundle ${entry} did not run: ${stderr || String(error)}`, { cause: error });
+  }
+  return (await stat(cache)).size;
+}
+
+/**
+ * Bundles each entry into one minified file for Node 20 with a linked source map (ESM; the CLI CommonJS
+ * behind its loader, with its code cache: cliEsbuildOptions), and writes the esbuild metafile (meta.json)
+ * for size analysis. The output directory is emptied of old bundles first.
  */
 export async function buildBundles(opts: {
   root: string;
@@ -115,27 +179,45 @@ export async function buildBundles(opts: {
   const esbuild = await import('esbuild');
   const entries = opts.entries ?? (await discoverEntries(opts.root));
   for (const old of await readdir(opts.outdir).catch(() => [] as string[])) {
-    if (/\.mjs(\.map)?$/.test(old) || old === 'meta.json') await rm(join(opts.outdir, old), { force: true });
+    if (/\.[mc]js(\.map|\.cache)?$/.test(old) || old === 'meta.json')
+      await rm(join(opts.outdir, old), { force: true });
   }
-  const result = await esbuild.build(esbuildOptions(opts.root, entries, opts.outdir, opts.revision));
+  const cli = entries.filter((e) => e.source === CLI_SOURCE);
+  const modules = entries.filter((e) => e.source !== CLI_SOURCE);
+  const results = await Promise.all([
+    ...cli.map((e) => esbuild.build(cliEsbuildOptions(opts.root, e, opts.outdir, opts.revision))),
+    ...(modules.length
+      ? [esbuild.build(esbuildOptions(opts.root, modules, opts.outdir, opts.revision))]
+      : []),
+  ]);
+  const cacheBytes = new Map<string, number>();
+  for (const e of cli) cacheBytes.set(e.name, await finishCliBundle(opts.root, opts.outdir, e.name));
+  const metafile: Metafile = { inputs: {}, outputs: {} };
+  for (const r of results) {
+    Object.assign(metafile.inputs, r.metafile.inputs);
+    Object.assign(metafile.outputs, r.metafile.outputs);
+  }
   const metafilePath = join(opts.outdir, 'meta.json');
-  await writeFile(metafilePath, JSON.stringify(result.metafile));
+  await writeFile(metafilePath, JSON.stringify(metafile));
   const bundles: BuiltBundle[] = [];
   for (const entry of entries) {
     const path = join(opts.outdir, `${entry.name}.mjs`);
-    const code = await readFile(path);
-    const map = await readFile(`${path}.map`).catch(() => Buffer.alloc(0));
+    const codePath = entry.source === CLI_SOURCE ? join(opts.outdir, `${entry.name}.cjs`) : path;
+    const code = await readFile(codePath);
+    const map = await readFile(`${codePath}.map`).catch(() => Buffer.alloc(0));
     bundles.push({
       ...entry,
       path,
+      codePath,
+      cacheBytes: cacheBytes.get(entry.name) ?? 0,
       bytes: code.length,
       gzipBytes: gzipSync(code).length,
       mapBytes: map.length,
     });
   }
-  const warnings = result.warnings.map(
-    (w) => `${w.location ? `${w.location.file}:${w.location.line}: ` : ''}${w.text}`,
-  );
+  const warnings = results
+    .flatMap((r) => r.warnings)
+    .map((w) => `${w.location ? `${w.location.file}:${w.location.line}: ` : ''}${w.text}`);
   return { outdir: opts.outdir, bundles, metafilePath, warnings };
 }
 
@@ -155,7 +237,7 @@ export function formatBuildTable(
   const rows = bundles.map((b) => {
     const cold = importMs?.get(b.name);
     return [
-      relative(root, b.path),
+      relative(root, b.codePath),
       formatBytes(b.bytes),
       formatBytes(b.gzipBytes),
       formatBytes(b.mapBytes),

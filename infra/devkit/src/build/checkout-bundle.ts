@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { extname, isAbsolute, join, relative, sep } from 'node:path';
 import type { Loader, Plugin } from 'esbuild';
-import { esbuildOptions } from './bundle.ts';
+import { CLI_LOADER, CLI_SOURCE, cliEsbuildOptions, finishCliBundle } from './bundle.ts';
 import {
   CHECKOUT_DIR,
   type CheckoutStamp,
@@ -21,6 +21,7 @@ export const BUILD_CONFIG_FILES = [
   'infra/devkit/src/build/checkout-bundle.ts',
   'infra/devkit/src/build/revision.ts',
   'infra/devkit/src/build/checkout-stamp.mjs',
+  CLI_LOADER,
   'tsconfig.json',
   'package.json',
   INSTALLED_PACKAGES,
@@ -99,8 +100,8 @@ export async function withBuildLock<T>(
 }
 
 /**
- * Builds functions/cli.ts into CHECKOUT_DIR/cli-<id>.mjs with the deployable bundles' options and makes it
- * current by replacing the stamp in one rename (a new file name per build, so an invocation never runs a
+ * Builds functions/cli.ts into CHECKOUT_DIR/cli-<id>.mjs (the loader, running cli-<id>.cjs from its code
+ * cache) with the deployable bundles' options and makes it current by replacing the stamp in one rename (a new file name per build, so an invocation never runs a
  * bundle whose stamp belongs to another build). Returns the bundle's path. Throws what esbuild throws (a
  * syntax error, esbuild not installed); the caller then runs from source, which reports it as usual.
  */
@@ -115,8 +116,9 @@ export async function buildCheckoutBundle(opts: {
   const name = `cli-${opts.id}`;
   const identities = new Map<string, FileIdentity>();
   for (const file of BUILD_CONFIG_FILES) identities.set(file, fileIdentity(join(opts.root, file)));
-  const base = esbuildOptions(opts.root, [{ source: 'functions/cli.ts', name }], dir);
+  const base = cliEsbuildOptions(opts.root, { source: CLI_SOURCE, name }, dir);
   const result = await esbuild.build({ ...base, plugins: [recordReads(opts.root, identities)] });
+  await finishCliBundle(opts.root, dir, name);
   const inputs: Record<string, FileIdentity> = {};
   for (const input of Object.keys(result.metafile.inputs)) {
     if (input.split('/').includes('node_modules')) continue;
@@ -144,10 +146,14 @@ export async function buildCheckoutBundle(opts: {
   return join(dir, stamp.bundle);
 }
 
-/** Deletes earlier builds' bundles and maps, once no invocation can still be about to import them. */
+/**
+ * Deletes earlier builds' files (entry, bundle, map, code cache), once no invocation can still be about to
+ * import them.
+ */
 function removeOldBundles(dir: string, current: string, nowMs: number): void {
+  const currentName = current.replace(/\.mjs$/, '.');
   for (const file of readdirSync(dir)) {
-    if (!/^cli-[a-z0-9-]+\.mjs(\.map)?$/.test(file) || file.startsWith(current)) continue;
+    if (!/^cli-[a-z0-9-]+\.(mjs|cjs)(\.map|\.cache)?$/.test(file) || file.startsWith(currentName)) continue;
     const mtimeMs = statSync(join(dir, file), { throwIfNoEntry: false })?.mtimeMs;
     if (mtimeMs !== undefined && nowMs - mtimeMs > OLD_BUNDLE_GRACE_MS)
       rmSync(join(dir, file), { force: true });

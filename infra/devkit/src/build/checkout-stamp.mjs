@@ -51,7 +51,10 @@ export function sameIdentity(a, b) {
  * differs from the one recorded (edited, replaced, created or deleted since the build).
  */
 export function staleReason(root, stamp) {
-  if (fileIdentity(join(root, CHECKOUT_DIR, stamp.bundle)) === null) return `${stamp.bundle} is missing`;
+  // The bundle's entry and the code it runs (cli-loader.mjs): both, or the build is not whole.
+  for (const file of [stamp.bundle, stamp.bundle.replace(/\.mjs$/, '.cjs')]) {
+    if (fileIdentity(join(root, CHECKOUT_DIR, file)) === null) return `${file} is missing`;
+  }
   for (const [path, recorded] of Object.entries(stamp.inputs)) {
     if (!sameIdentity(recorded, fileIdentity(join(root, path)))) return `${path} changed`;
   }
