@@ -63,7 +63,12 @@ function mapBundleFrames() {
     return name ? `${name} (${where})` : where;
   };
   Error.prepareStackTrace = (error, sites) => {
-    const head = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    let head;
+    try {
+      head = String(error);
+    } catch {
+      head = 'Error';
+    }
     return [head, ...sites.map((site) => `    at ${frame(site)}`)].join('\n');
   };
 }
@@ -75,7 +80,12 @@ const script = new vm.Script(`${WRAPPER}${source}\n})`, {
 });
 if (process.env[WRITE_CACHE_ENV] === '1') {
   process.once('exit', () => {
-    writeFileSync(cacheFile, Buffer.concat([digest, script.createCachedData()]));
+    try {
+      writeFileSync(cacheFile, Buffer.concat([digest, script.createCachedData()]));
+    } catch (error) {
+      // The build finds no cache and says so; anyone else setting the variable keeps the command's outcome.
+      process.stderr.write(`khrun: could not write the code cache ${cacheFile}: ${error}\n`);
+    }
   });
 }
 if (process.sourceMapsEnabled) mapBundleFrames();
