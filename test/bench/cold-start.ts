@@ -12,13 +12,17 @@ const run = promisify(execFile);
 
 export interface BundleFigure {
   file: string;
+  /** The file holding the code when it is not `file` (the CLI: khrun.mjs runs khrun.cjs). */
+  codeFile?: string;
+  /** The size of the code: codeFile's when set. */
   bytes: number;
   importMs: Summary;
 }
 
 /** Each bundle's size and the time to import it in a fresh Node process (module load only). */
 export async function measureBundles(reps: number, dist: string): Promise<BundleFigure[]> {
-  const files = (await readdir(dist)).filter((f) => f.endsWith('.mjs'));
+  const all = await readdir(dist);
+  const files = all.filter((f) => f.endsWith('.mjs'));
   const figures: BundleFigure[] = [];
   for (const file of files) {
     const path = join(dist, file);
@@ -36,7 +40,14 @@ export async function measureBundles(reps: number, dist: string): Promise<Bundle
       ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
       samples.push(Number(stdout.trim().split('\n').pop()));
     }
-    figures.push({ file, bytes: (await stat(path)).size, importMs: summarize(samples) });
+    const cjs = file.replace(/\.mjs$/, '.cjs');
+    const codeFile = all.includes(cjs) ? cjs : undefined;
+    figures.push({
+      file,
+      ...(codeFile ? { codeFile } : {}),
+      bytes: (await stat(join(dist, codeFile ?? file))).size,
+      importMs: summarize(samples),
+    });
   }
   return figures;
 }

@@ -373,12 +373,18 @@ function lambda(r: Results): string[] {
 
 function other(r: Results): string[] {
   const lines: string[] = [];
-  const bundles = (r.bundles ?? []) as Array<{ file: string; bytes: number; importMs: Summary }>;
+  const bundles = (r.bundles ?? []) as Array<{
+    file: string;
+    codeFile?: string;
+    bytes: number;
+    importMs: Summary;
+  }>;
   if (bundles.length)
     lines.push(
       `Bundles, imported in a fresh Node process (spawned): ${bundles
         .map(
-          (b) => `\`${b.file}\` ${num(b.bytes / 1024)} KiB, ${fmtMs(b.importMs.median)} (n=${b.importMs.n})`,
+          (b) =>
+            `\`${b.file}\`${b.codeFile ? ` (its code \`${b.codeFile}\`)` : ''} ${num(b.bytes / 1024)} KiB, ${fmtMs(b.importMs.median)} (n=${b.importMs.n})`,
         )
         .join('; ')}. ${measuredLine(r.meta, 'cli-start')}`,
       '',
