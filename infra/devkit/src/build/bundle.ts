@@ -15,10 +15,6 @@ const execFileAsync = promisify(execFile);
 export const CREATE_REQUIRE_BANNER =
   "import { createRequire as __khrunCreateRequire } from 'node:module'; const require = __khrunCreateRequire(import.meta.url);";
 
-/**
- * Left out of every bundle: esbuild itself (only `khrun build` needs it, and that is a developer command),
- * and optional native add-ons that ws and debug probe for inside try/catch.
- */
 /** The CLI's source: its bundle is CommonJS behind functions/cli-loader.mjs, every other bundle ESM. */
 export const CLI_SOURCE = 'functions/cli.ts';
 /** The CLI's entry of a build, copied beside the bundle as <name>.mjs (the loader says why). */
@@ -32,6 +28,10 @@ export const WRITE_CODE_CACHE_ENV = 'KHRUN_WRITE_CODE_CACHE';
  */
 export const CLI_BANNER = "var __khrunImportMetaUrl = require('node:url').pathToFileURL(__filename).href;";
 
+/**
+ * Left out of every bundle: esbuild itself (only `khrun build` needs it, and that is a developer command),
+ * and optional native add-ons that ws and debug probe for inside try/catch.
+ */
 export const BUNDLE_EXTERNALS = ['esbuild', 'bufferutil', 'utf-8-validate', 'supports-color'] as const;
 
 /**

@@ -101,8 +101,8 @@ export async function withBuildLock<T>(
 
 /**
  * Builds functions/cli.ts into CHECKOUT_DIR/cli-<id>.mjs (the loader, running cli-<id>.cjs from its code
- * cache) with the deployable bundles' options and makes it current by replacing the stamp in one rename (a new file name per build, so an invocation never runs a
- * bundle whose stamp belongs to another build). Returns the bundle's path. Throws what esbuild throws (a
+ * cache) with the deployable bundles' options and makes it current by replacing the stamp in one rename (a
+ * new file name per build, so an invocation never runs a bundle whose stamp belongs to another build). Returns the bundle's path. Throws what esbuild throws (a
  * syntax error, esbuild not installed); the caller then runs from source, which reports it as usual.
  */
 export async function buildCheckoutBundle(opts: {
