@@ -14,7 +14,7 @@ import {
   ServerConfiguration,
   VersionApi,
 } from '@kubernetes/client-node';
-import { type Limiter, limiter } from '../core/limit.ts';
+import { type Limiter, limiter, type Placement } from '../core/limit.ts';
 import type { Log } from '../core/log.ts';
 import { type KeepAliveAuth, keepAliveAuth } from './keep-alive.ts';
 import { RUNNER_REQUESTS_IN_FLIGHT } from './request-limit.ts';
@@ -81,8 +81,23 @@ export function kubeClient(kc: KubeConfig, opts: KubeClientOptions = {}): KubeCl
  * at 1,000 checks), and a run whose lapsed lease another runner took stepped down and ran again.
  */
 export function ahead(client: KubeClient): KubeClient {
+  return placed(client, { first: true });
+}
+
+/**
+ * The same client object whose requests, when they must wait for the bound, wait behind every request that
+ * is not so marked (the limiter's `last`). For a batch's claims: a batch starts its runs at once, and in
+ * turn its 50 claims would all be sent before the first run's pod create, so the node (the limit of a
+ * fleet's time) would get its first checker only after the last claim. Behind, each claimed run's pod
+ * create goes next, and checkers start while the other claims are still queued.
+ */
+export function behind(client: KubeClient): KubeClient {
+  return placed(client, { last: true });
+}
+
+function placed(client: KubeClient, place: Placement): KubeClient {
   const { limit } = client;
-  const within = <T>(send: () => Promise<T>): Promise<T> => (limit ? limit(send, { first: true }) : send());
+  const within = <T>(send: () => Promise<T>): Promise<T> => (limit ? limit(send, place) : send());
   return clientOver(client.kc, { ...client, within }, undefined);
 }
 

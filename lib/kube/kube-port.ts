@@ -11,7 +11,7 @@ import {
 } from '../state/resources.ts';
 import { createPodOnce } from './create-pod.ts';
 import { classifyApiError, isNotFound, WriteConflict } from './errors.ts';
-import { ahead, type KubeClient } from './kube-client.ts';
+import { ahead, behind, type KubeClient } from './kube-client.ts';
 import { runListWatch } from './list-watch.ts';
 import { deletePodGracefully, type PodRemoval } from './pod-removal.ts';
 import type { KubePort, ListedPods } from './port.ts';
@@ -47,8 +47,12 @@ const read = <T>(fn: () => Promise<T>) => retryTransient(fn, { throttledMs: THRO
 export function kubePort(client: KubeClient): KubePort {
   // Every response feeds the client's API server clock the engines decide by (kube/server-clock.ts).
   const { core, custom } = client;
-  // A lease renewal goes ahead of the requests waiting for the client's bound (kube-client.ts, ahead).
+  // A lease renewal goes ahead of the requests waiting for the client's bound, a claim behind them
+  // (kube-client.ts, ahead and behind): the runs already claimed finish before more start.
   const leaseCustom = ahead(client).custom;
+  const claimCustom = behind(client).custom;
+  const stateWriter = (writer: string | undefined) =>
+    writer === 'lease' ? leaseCustom : writer === 'claim' ? claimCustom : custom;
   // Reads are tried again after a 5xx (kube/transient.ts), for up to 15 s with backoff (after a 429 for
   // five minutes): a read changes nothing, and a batch runner's 25 first reads at once should not fail 25
   // checks over one overloaded moment of the API server. Writes only after a 429 (unlessRefused): a write
@@ -92,7 +96,7 @@ export function kubePort(client: KubeClient): KubePort {
     async createState(state, writer) {
       try {
         return (await unlessRefused(() =>
-          custom.createNamespacedCustomObject(
+          stateWriter(writer).createNamespacedCustomObject(
             { ...co, plural: KHSTATE_PLURAL, namespace: state.metadata.namespace, body: state },
             writerAgent(writer),
           ),
@@ -104,7 +108,7 @@ export function kubePort(client: KubeClient): KubePort {
     async replaceState(state, writer) {
       try {
         return (await unlessRefused(() =>
-          (writer === 'lease' ? leaseCustom : custom).replaceNamespacedCustomObject(
+          stateWriter(writer).replaceNamespacedCustomObject(
             {
               ...co,
               plural: KHSTATE_PLURAL,

@@ -243,7 +243,7 @@ describe('the requests in flight of a runner session', () => {
     expect(seen).toHaveLength(15);
   });
 
-  it("send a run's lease renewal ahead of the requests waiting for the bound, and only that", async () => {
+  it("send a run's lease renewal ahead of the requests waiting for the bound, and a claim behind them", async () => {
     const bounded = kubeClient(stubConfig(), { maxInFlight: 1 });
     let release = () => {};
     hold = new Promise<void>((r) => {
@@ -258,12 +258,20 @@ describe('the requests in flight of a runner session', () => {
       }) as never;
     const first = port.readCheck('ns', 'c');
     await vi.waitFor(() => expect(inFlight).toBe(1), { timeout: 5_000 });
-    const writes = [
-      port.replaceState(state('record'), 'record'),
-      port.replaceState(state('claim'), 'claim'),
-      port.replaceState(state('renewal'), 'lease'),
+    // In the order a batch sends them: a claim and a first claim (create) queued before a claimed run's
+    // record and pod create, then a renewal.
+    const sends: Array<() => Promise<unknown>> = [
+      () => port.replaceState(state('claim'), 'claim'),
+      () => port.createState(state('first-claim'), 'claim'),
+      () => port.replaceState(state('record'), 'record'),
+      () => port.createPod({ metadata: { name: 'checker', namespace: 'ns' } }),
+      () => port.replaceState(state('renewal'), 'lease'),
     ];
-    await vi.waitFor(() => expect(bounded.limit?.waiting).toBe(3), { timeout: 5_000 });
+    const writes: Promise<unknown>[] = [];
+    for (const send of sends) {
+      writes.push(send());
+      await vi.waitFor(() => expect(bounded.limit?.waiting).toBe(writes.length), { timeout: 5_000 });
+    }
     release();
     await Promise.all([first, ...writes]);
     const khstates = '/apis/comcast.github.io/v1/namespaces/ns/khstates';
@@ -271,7 +279,9 @@ describe('the requests in flight of a runner session', () => {
       'GET /apis/comcast.github.io/v1/namespaces/ns/khchecks/c',
       `PUT ${khstates}/renewal`,
       `PUT ${khstates}/record`,
+      'POST /api/v1/namespaces/ns/pods',
       `PUT ${khstates}/claim`,
+      `POST ${khstates}`,
     ]);
     expect(mostInFlight).toBe(1);
   });

@@ -197,6 +197,28 @@ describe('limiter', () => {
     await Promise.all([a, b, urgent]);
     expect(order).toEqual(['urgent', 'a', 'b']);
   });
+
+  it('starts a task marked last behind every unmarked one, those marked last in their order', async () => {
+    const limit = limiter(1);
+    const order: string[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const held = limit(() => gate);
+    const tasks = [
+      limit(async () => order.push('later-1'), { last: true }),
+      limit(async () => order.push('a'), {}),
+      limit(async () => order.push('later-2'), { last: true }),
+      limit(async () => order.push('urgent'), { first: true }),
+      limit(async () => order.push('b')),
+    ];
+    expect(limit.waiting).toBe(5);
+    open();
+    await Promise.all([held, ...tasks]);
+    expect(order).toEqual(['urgent', 'a', 'b', 'later-1', 'later-2']);
+    expect([limit.active, limit.waiting]).toEqual([0, 0]);
+  });
 });
 
 describe('runTick in batches', () => {
