@@ -68,8 +68,8 @@ export type IterationResult =
   | { kind: 'check-deleted'; runUuid: string };
 
 /**
- * leaseMs: 150 s, renewed every 60 s (lease-keeper.ts), so a long check costs one lease write a minute and a
- * failed renewal still leaves 90 s to retry in. The price: a runner that is killed has its run adopted up to
+ * leaseMs: 150 s, renewed every 90 s (lease-keeper.ts), so a long check costs two lease writes in three
+ * minutes and a failed renewal still leaves 60 s to retry in. The price: a runner that is killed has its run adopted up to
  * 150 s later, never later than the run's deadline (leaseUntil clamps the lease to it, so a
  * check shorter than the lease is never renewed at all).
  */

@@ -34,25 +34,29 @@ export interface LeaseKeeperOptions {
 export const MIN_RENEW_INTERVAL_MS = 200;
 
 /**
- * Renewals are never further apart than this: each is one etcd write, so a long check costs at most one a
- * minute, and a lease longer than two intervals survives a failed renewal with time to retry.
+ * What a renewal leaves of the lease it renews, at most: enough for the keeper's retries (100 ms doubling to
+ * 5 s) to outlast an API server's bad minute. A lease of up to twice this is renewed at its half.
  */
-export const MAX_RENEW_INTERVAL_MS = 60_000;
+export const RENEW_MARGIN_MS = 60_000;
 
-/** How often a lease of leaseMs is renewed: every half lease, at most once a minute. */
+/**
+ * How often a lease of leaseMs is renewed: when a minute of it is left (RENEW_MARGIN_MS), or at its half
+ * when that is sooner. Each renewal is one etcd write, and a runner of a fleet waits minutes for a loaded
+ * node: at the default 150 s a renewal every 90 s, not every 60.
+ */
 export function renewIntervalMs(leaseMs: number): number {
-  return Math.max(MIN_RENEW_INTERVAL_MS, Math.min(leaseMs / 2, MAX_RENEW_INTERVAL_MS));
+  return Math.max(MIN_RENEW_INTERVAL_MS, leaseMs - Math.min(leaseMs / 2, RENEW_MARGIN_MS));
 }
 
 /**
- * Keeps a run's lease alive while its runner waits: renews every half lease but at most once a minute
- * (renewIntervalMs), so one failed renewal still leaves at least half a lease to retry in. A failed renewal is logged (a write conflict at debug, anything else as a
- * warning) and retried at once with a capped doubling back-off (100, 200, 400 … ms), then the half-lease
- * rhythm resumes. A live runner never lets its lease lapse without saying so: the first failure past the
- * lease's end warns that another invocation may adopt the run, and the renewal that follows re-checks
- * ownership in its own compare-and-swap (renewLease), so it either warns that the run is still ours after a
- * lapse or says 'superseded' and the runner steps down. A runner that died stops renewing, so the next invocation
- * adopts the run.
+ * Keeps a run's lease alive while its runner waits: renews when a minute of it is left, or at its half
+ * when that is sooner (renewIntervalMs), so a failed renewal leaves that long to retry in. A failed
+ * renewal is logged (a write conflict at debug, anything else as a warning) and retried at once with a
+ * capped doubling back-off (100, 200, 400 … ms), then the rhythm resumes. A live runner never lets its
+ * lease lapse without saying so: the first failure past the lease's end warns that another invocation may
+ * adopt the run, and the renewal that follows re-checks ownership in its own compare-and-swap (renewLease),
+ * so it either warns that the run is still ours after a lapse or says 'superseded' and the runner steps
+ * down. A runner that died stops renewing, so the next invocation adopts the run.
  *
  * Resolves once the keeper stopped: the signal aborted (or renew() said 'superseded') and no renewal is in
  * flight, so the caller that awaits it knows no write of the keeper's lands afterwards.

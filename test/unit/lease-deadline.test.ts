@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { silentLog } from '../../lib/core/log.ts';
-import { startLeaseKeeper } from '../../lib/run/lease-keeper.ts';
+import { MIN_RENEW_INTERVAL_MS, renewIntervalMs, startLeaseKeeper } from '../../lib/run/lease-keeper.ts';
 import { ManualScheduler } from './fakes/manual-scheduler.ts';
 
 // A lease is never written past the run's deadline, so once the lease held reaches the deadline the keeper
@@ -68,4 +68,23 @@ describe('startLeaseKeeper up to the deadline', () => {
       expect(k.renewals()).toBe(0);
     },
   );
+});
+
+describe('renewIntervalMs', () => {
+  // leftMs: what a renewal leaves of the lease to retry in, a minute or half the lease when that is less.
+  it.each([
+    { leaseMs: 150_000, intervalMs: 90_000, leftMs: 60_000, name: 'the default lease: a minute left' },
+    { leaseMs: 3_600_000, intervalMs: 3_540_000, leftMs: 60_000, name: 'an hour: a minute left' },
+    { leaseMs: 120_000, intervalMs: 60_000, leftMs: 60_000, name: 'two minutes: at its half, a minute' },
+    { leaseMs: 100_000, intervalMs: 50_000, leftMs: 50_000, name: 'under two minutes: at its half' },
+    {
+      leaseMs: 300,
+      intervalMs: MIN_RENEW_INTERVAL_MS,
+      leftMs: 100,
+      name: 'a tiny lease: never closer than 200 ms',
+    },
+  ])('$name', ({ leaseMs, intervalMs, leftMs }) => {
+    expect(renewIntervalMs(leaseMs)).toBe(intervalMs);
+    expect(leaseMs - renewIntervalMs(leaseMs)).toBe(leftMs);
+  });
 });
