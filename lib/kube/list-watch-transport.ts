@@ -10,6 +10,11 @@ export interface Selectors {
 /** A list's query: the selectors and, for a bounded first list, at most limit items (then `continue` is set). */
 export interface ListQuery extends Selectors {
   limit?: number;
+  /**
+   * '0': any resourceVersion, served from the API server's watch cache as it is (which may be a moment
+   * behind etcd), the way an informer's first list is. Unset: the most recent (a consistent read).
+   */
+  resourceVersion?: '0';
 }
 
 export interface ListResult<T> {
@@ -58,11 +63,11 @@ export function kubeListWatchTransport<T extends KubernetesObject>(
   };
   const watch = new Watch(config as KubeConfig);
   return {
-    list: (path, { limit, ...selectors }, signal) =>
+    list: (path, { limit, ...rest }, signal) =>
       getJson<ListResult<T>>(
         client,
         path,
-        { ...selectors, ...(limit !== undefined ? { limit: String(limit) } : {}) },
+        { ...rest, ...(limit !== undefined ? { limit: String(limit) } : {}) },
         signal,
       ),
     watch: (path, query, onEvent, onDone) => watch.watch(path, { ...query }, onEvent, onDone),

@@ -141,8 +141,12 @@ describe('the namespace pod feed', () => {
     expect(c1?.pods.map((p) => p.metadata?.name)).toEqual(['c1-old']);
     expect(c2?.pods.map((p) => p.metadata?.name)).toEqual(['c2-old']);
     expect(c1?.resourceVersion).toBe('20');
+    // From the watch cache (resourceVersion 0), as an informer's first list: no wait for a consistent read.
     expect(t.lists).toEqual([
-      { path: podsPath('a'), query: { labelSelector: 'kuberhealthy-check-name', limit: 100 } },
+      {
+        path: podsPath('a'),
+        query: { labelSelector: 'kuberhealthy-check-name', limit: 100, resourceVersion: '0' },
+      },
     ]);
     await flush();
     expect(t.watches.map((w) => w.resourceVersion)).toEqual(['20']);
@@ -274,6 +278,14 @@ describe('the namespace pod feed', () => {
     expect(await feed.watchRunPods({ runUuid: 'r1', signal: run.signal, seed: [], onChange: () => {} })).toBe(
       false,
     );
+    expect(t.watches).toHaveLength(0);
+  });
+
+  it('declines a namespace whose list from the watch cache left the bound unheeded (no continue)', async () => {
+    const pods = Array.from({ length: 11 }, (_, i) => pod('a', `p${i}`, `c${i}`, `r${i}`));
+    const t = new Scripted({ [podsPath('a')]: { metadata: { resourceVersion: '20' }, items: pods } });
+    const { feed } = feedOf(t, 10);
+    expect(await feed.checkPods('c1')).toBeUndefined();
     expect(t.watches).toHaveLength(0);
   });
 });
