@@ -42,7 +42,7 @@ export const RENEW_MARGIN_MS = 60_000;
 /**
  * How often a lease of leaseMs is renewed: when a minute of it is left (RENEW_MARGIN_MS), or at its half
  * when that is sooner. Each renewal is one etcd write, and a runner of a fleet waits minutes for a loaded
- * node: at the default 150 s a renewal every 90 s, not every 60.
+ * node: at the default 150 s, a renewal every 90 s.
  */
 export function renewIntervalMs(leaseMs: number): number {
   return Math.max(MIN_RENEW_INTERVAL_MS, leaseMs - Math.min(leaseMs / 2, RENEW_MARGIN_MS));

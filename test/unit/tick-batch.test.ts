@@ -178,14 +178,19 @@ describe('limiter', () => {
     expect(limit.active).toBe(0);
   });
 
-  it('starts a task marked first ahead of those waiting; a rejection frees its slot', async () => {
+  /** A limiter of one slot, held by a task until open() is called. */
+  const heldLimiter = <T>(task: (gate: Promise<void>) => Promise<T>) => {
     const limit = limiter(1);
-    const order: string[] = [];
     let open!: () => void;
     const gate = new Promise<void>((r) => {
       open = r;
     });
-    const held = limit(async () => {
+    return { limit, open, held: limit(() => task(gate)) };
+  };
+
+  it('starts a task marked first ahead of those waiting; a rejection frees its slot', async () => {
+    const order: string[] = [];
+    const { limit, open, held } = heldLimiter(async (gate) => {
       await gate;
       throw new Error('boom');
     });
@@ -199,13 +204,8 @@ describe('limiter', () => {
   });
 
   it('starts a task marked last behind every unmarked one, those marked last in their order', async () => {
-    const limit = limiter(1);
     const order: string[] = [];
-    let open!: () => void;
-    const gate = new Promise<void>((r) => {
-      open = r;
-    });
-    const held = limit(() => gate);
+    const { limit, open, held } = heldLimiter((gate) => gate);
     const tasks = [
       limit(async () => order.push('later-1'), { last: true }),
       limit(async () => order.push('a'), {}),
