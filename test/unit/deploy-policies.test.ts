@@ -308,6 +308,27 @@ describe('admission policies: each in force, matching what it narrows', () => {
     expect(deletes!.expression).toContain("'khrun.dev/checker-pod' in oldObject.metadata.annotations");
   });
 
+  it.each([
+    'khrun-runner-checker-pod-spec',
+    'khrun-runner-khjob-pod-spec',
+    'khrun-runner-healthcheck-pod-spec',
+  ])(
+    '%s: a parameter the pod does not name or own stops at the match conditions, by the test its validations use',
+    (name) => {
+      const p = policy(name);
+      const vars = Object.fromEntries(
+        (p.spec as unknown as { variables: Array<{ name: string; expression: string }> }).variables.map(
+          (v) => [v.name, v.expression],
+        ),
+      );
+      const conditions = (p.spec.matchConditions ?? []) as Array<{ name: string; expression: string }>;
+      // The identity first (another's request stops there), then the parameter: variables.mine with the
+      // check's label inlined (match conditions see no variables), neither looser nor stricter.
+      expect(conditions.map((c) => c.name)).toEqual(['khrun-runner', 'mine']);
+      expect(conditions[1]!.expression).toBe(vars.mine!.replace('variables.check', vars.check!));
+    },
+  );
+
   it('pins a checker pod to one owner that a parameter constrains, named or by uid', () => {
     expect(cel('khrun-runner-checker-pods')).toContain('object.metadata.ownerReferences.size() == 1');
     for (const name of [
