@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { DEPLOY_NAMESPACE } from '../../infra/helm/render-deploy.ts';
 import { buildCheckerPod } from '../../lib/check/pod-builder.ts';
@@ -6,6 +7,7 @@ import { validateCheck } from '../../lib/check/validate-check.ts';
 import { KH_GROUP, KH_VERSION, KHCHECK_PLURAL, type KhCheck } from '../../lib/state/resources.ts';
 import type { BenchCluster } from './bench-cluster.ts';
 import { createCommandChecks } from './command-check.ts';
+import { cpuMsOf } from './proc-rss.ts';
 import { scaleNamespace } from './scale-setup.ts';
 import { type Summary, summarize } from './stats.ts';
 
@@ -13,7 +15,8 @@ import { type Summary, summarize } from './stats.ts';
 // (khrun-runner-checker-pod-spec) takes every khcheck of the pod's namespace as a parameter and the API
 // server evaluates it once per parameter, so the cost of one pod create grows with the khchecks beside it.
 // Measured with server-side dry-run creates (admission runs in full, nothing is stored) of the pod the runner
-// would create, as the runner's ServiceAccount (the policies apply) and as the admin (they do not).
+// would create, as the runner's ServiceAccount (the policies apply) and as the admin (they do not): each
+// request to answer, and the API server process's CPU time over the n creates.
 
 export interface AdmissionRow {
   khchecksInNamespace: number;
@@ -21,6 +24,10 @@ export interface AdmissionRow {
   runnerMs: Summary;
   /** The same create as the admin, whom the policies do not match: the API server's cost without them. */
   adminMs: Summary;
+  /** The API server process's CPU time (user + system) over the runner's creates, per create. */
+  runnerApiServerCpuMs?: number;
+  /** The same over the admin's creates. */
+  adminApiServerCpuMs?: number;
 }
 
 export interface AdmissionFigure {
@@ -48,17 +55,69 @@ async function checkerPod(kc: KubeConfig, namespace: string, name: string): Prom
   });
 }
 
-/** n dry-run creates one after another, each timed request to answer; the first is a warm-up, not counted. */
-async function dryRunCreates(kc: KubeConfig, pod: V1Pod, n: number): Promise<Summary> {
-  const core = kc.makeApiClient(CoreV1Api);
+/** Dry-run creates of one identity: each timed request to answer, and the API server's CPU time over them. */
+interface Creates {
+  times: number[];
+  cpuMs: number;
+}
+
+/** `count` dry-run creates one after another, added to `into`. */
+async function dryRunCreates(
+  core: CoreV1Api,
+  pod: V1Pod,
+  count: number,
+  apiServerPid: number,
+  into: Creates,
+): Promise<void> {
   const namespace = pod.metadata?.namespace ?? '';
-  const times: number[] = [];
-  for (let i = 0; i <= n; i++) {
+  const before = await apiServerCpuMs(apiServerPid);
+  for (let i = 0; i < count; i++) {
     const t0 = performance.now();
     await core.createNamespacedPod({ namespace, body: pod, dryRun: 'All' });
-    if (i > 0) times.push(performance.now() - t0);
+    into.times.push(performance.now() - t0);
   }
-  return summarize(times);
+  into.cpuMs += (await apiServerCpuMs(apiServerPid)) - before;
+}
+
+/** Blocks of dry-run creates a cell takes in turn: what else the API server does is spread over both. */
+const BLOCKS = 4;
+
+/**
+ * n dry-run creates as the runner and n as the admin, in alternating blocks (runner, admin, ...), after one
+ * warm-up create each: their times, and the API server's CPU time over each identity's blocks, per create.
+ */
+async function cell(
+  runner: KubeConfig,
+  admin: KubeConfig,
+  pod: V1Pod,
+  n: number,
+  apiServerPid: number,
+): Promise<{ runner: Creates; admin: Creates }> {
+  const cores = [runner, admin].map((kc) => kc.makeApiClient(CoreV1Api));
+  const out = { runner: { times: [], cpuMs: 0 }, admin: { times: [], cpuMs: 0 } };
+  for (const core of cores)
+    await core.createNamespacedPod({ namespace: pod.metadata?.namespace ?? '', body: pod, dryRun: 'All' });
+  for (let b = 0; b < BLOCKS; b++) {
+    const count = Math.floor((n * (b + 1)) / BLOCKS) - Math.floor((n * b) / BLOCKS);
+    await dryRunCreates(cores[0]!, pod, count, apiServerPid, out.runner);
+    await dryRunCreates(cores[1]!, pod, count, apiServerPid, out.admin);
+  }
+  return out;
+}
+
+async function apiServerCpuMs(pid: number): Promise<number> {
+  const ms = await cpuMsOf(pid);
+  if (ms === undefined) throw new Error(`kube-apiserver (pid ${pid}) is gone`);
+  return ms;
+}
+
+/** The local cluster's kube-apiserver process, among its control plane's. */
+async function apiServerPidOf(bench: BenchCluster): Promise<number> {
+  for (const pid of bench.cluster.controlPlane.pids()) {
+    const argv0 = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0')[0] ?? '';
+    if (argv0.endsWith('kube-apiserver')) return pid;
+  }
+  throw new Error("no kube-apiserver among the local cluster's control-plane processes");
 }
 
 /**
@@ -71,6 +130,7 @@ export async function measureAdmissionCost(
 ): Promise<AdmissionFigure> {
   const kc = bench.cluster.kubeConfig;
   const runner = await bench.serviceAccountKubeConfig(DEPLOY_NAMESPACE, 'khrun-runner');
+  const apiServer = await apiServerPidOf(bench);
   const namespace = 'admission-cost';
   await scaleNamespace(kc, namespace);
   const spec = { command: opts.command, runInterval: '1h', timeout: '5m' };
@@ -82,11 +142,17 @@ export async function measureAdmissionCost(
   for (const size of opts.sizes) {
     if (size > have)
       have += (await createCommandChecks(kc, namespace, size - have, spec, `f${have}-`)).length;
-    const runnerMs = await dryRunCreates(runner.kc, pod, opts.n);
-    const adminMs = await dryRunCreates(kc, pod, opts.n);
-    rows.push({ khchecksInNamespace: have, runnerMs, adminMs });
+    const measured = await cell(runner.kc, kc, pod, opts.n, apiServer);
+    const row = {
+      khchecksInNamespace: have,
+      runnerMs: summarize(measured.runner.times),
+      adminMs: summarize(measured.admin.times),
+      runnerApiServerCpuMs: measured.runner.cpuMs / opts.n,
+      adminApiServerCpuMs: measured.admin.cpuMs / opts.n,
+    };
+    rows.push(row);
     opts.log(
-      `    ${have} khchecks in the namespace: runner ${runnerMs.median.toFixed(1)} ms median, admin ${adminMs.median.toFixed(1)} ms`,
+      `    ${have} khchecks in the namespace: runner ${row.runnerMs.median.toFixed(1)} ms median, ${row.runnerApiServerCpuMs.toFixed(1)} ms of the API server's CPU a create; admin ${row.adminMs.median.toFixed(1)} ms, ${row.adminApiServerCpuMs.toFixed(1)} ms`,
     );
   }
   await kc
@@ -94,7 +160,7 @@ export async function measureAdmissionCost(
     .deleteNamespace({ name: namespace })
     .catch(() => undefined);
   return {
-    how: `server-side dry-run creates (admission runs in full, nothing is stored) of the checker pod khrun's runner makes for one khcheck, one after another, request to answer, in-process client; as the khrun-runner ServiceAccount (infra/deploy's admission policies apply) and as the admin (they do not match); the namespace filled with khchecks to each size in turn; n=${opts.n} per cell after one warm-up`,
+    how: `server-side dry-run creates (admission runs in full, nothing is stored) of the checker pod khrun's runner makes for one khcheck, one after another, request to answer, in-process client; as the khrun-runner ServiceAccount (infra/deploy's admission policies apply) and as the admin (they do not match); the namespace filled with khchecks to each size in turn; n=${opts.n} per identity and cell after one warm-up each, in ${BLOCKS} alternating blocks (runner, admin, ...); the API server's CPU a create: its process's user + system time (/proc, 10 ms steps) over an identity's blocks, divided by n (it serves the cluster's other clients meanwhile: the controllers, the scheduler, the process kubelet)`,
     rows,
   };
 }

@@ -166,8 +166,8 @@ async function measureScaleRows(
 export async function admissionSection(ctx: FleetContext) {
   await deployed(ctx);
   return measureAdmissionCost(ctx.bench, {
-    sizes: ctx.quick ? [1, 50] : [1, 100, 500, 1000, 2000],
-    n: ctx.quick ? 5 : 20,
+    sizes: ctx.quick ? [1, 50] : [1, 25, 100, 500, 1000, 2000],
+    n: ctx.quick ? 5 : 100,
     command: [await goCheckerBinary(ctx.cacheDir)],
     log: ctx.log,
   });

@@ -57,3 +57,12 @@ export async function processStartMs(pid: number): Promise<number | undefined> {
   const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
   return Number.isFinite(ticks) ? boot * 1000 + ticks * 10 : undefined;
 }
+
+/** A process's CPU time so far (user + system, its own; 10 ms steps), in ms; undefined once it is gone. */
+export async function cpuMsOf(pid: number): Promise<number | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (!stat) return undefined;
+  // Fields 14 and 15 (utime, stime), in clock ticks (USER_HZ, 100 on Linux); the command may hold spaces.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}

@@ -191,10 +191,12 @@ function admission(r: Results): string[] {
     "### A checker pod create's admission cost, by khchecks in its namespace",
     '',
     "infra/deploy's policy `khrun-runner-checker-pod-spec` takes every khcheck of the pod's namespace as a",
-    'parameter, and the API server evaluates it once per parameter: the cost of one checker pod grows with the',
-    'khchecks beside it, and a tick over all of them pays it once per check. The admin column is the same',
-    'create without the policies (they match only khrun-runner).',
+    'parameter, and the API server evaluates it once per parameter (a parameter the pod does not name stops at',
+    'its match conditions): the cost of one checker pod grows with the khchecks beside it, and a tick over all',
+    'of them pays it once per check. The admin column is the same create without the policies (they match only',
+    "khrun-runner; the bindings' parameters are resolved and the match conditions evaluated for it too).",
     '',
+    ...admissionCpu(a),
     ...table(
       a.rows.flatMap((x) => [
         row(
@@ -213,6 +215,23 @@ function admission(r: Results): string[] {
     ),
     '',
     `${a.how}. ${measuredLine(r.meta, 'admission')}`,
+    '',
+  ];
+}
+
+/** The API server's CPU a create by namespace size, and the policies' share of it (runner less admin). */
+function admissionCpu(a: AdmissionFigure): string[] {
+  const rows = a.rows.filter(
+    (x) => x.runnerApiServerCpuMs !== undefined && x.adminApiServerCpuMs !== undefined,
+  );
+  if (!rows.length) return [];
+  return [
+    "| khchecks in the namespace | API server CPU a create, as khrun-runner | as the admin | the policies' share |",
+    '|---:|---:|---:|---:|',
+    ...rows.map(
+      (x) =>
+        `| ${x.khchecksInNamespace} | ${x.runnerApiServerCpuMs!.toFixed(1)} ms | ${x.adminApiServerCpuMs!.toFixed(1)} ms | ${(x.runnerApiServerCpuMs! - x.adminApiServerCpuMs!).toFixed(1)} ms |`,
+    ),
     '',
   ];
 }

@@ -100,6 +100,26 @@ describe('every generated figure says when and on which build it was measured', 
     expect(text).toContain('handler only. Measured 2026-11-30 21:16 UTC, build not recorded (full).');
   });
 
+  it("renders the admission section's API server CPU a create, and the policies' share, from its rows", () => {
+    const summary = { n: 50, median: 9, min: 8, max: 12, iqr: 1 };
+    const cell = (khchecksInNamespace: number, runner?: number, admin?: number) => ({
+      khchecksInNamespace,
+      runnerMs: summary,
+      adminMs: summary,
+      ...(runner === undefined ? {} : { runnerApiServerCpuMs: runner }),
+      ...(admin === undefined ? {} : { adminApiServerCpuMs: admin }),
+    });
+    const text = renderPerformance({
+      meta,
+      admission: { how: 'dry-run creates', rows: [cell(25, 9.34, 6.97), cell(100, 19.1, 16.13), cell(500)] },
+    });
+    expect(text).toContain('| 25 | 9.3 ms | 7.0 ms | 2.4 ms |');
+    expect(text).toContain('| 100 | 19.1 ms | 16.1 ms | 3.0 ms |');
+    expect(text).not.toMatch(/^\| 500 \|/m);
+    const without = renderPerformance({ meta, admission: { how: 'dry-run creates', rows: [cell(25)] } });
+    expect(without).not.toContain('API server CPU a create');
+  });
+
   it('the compat and faults blocks name their date and build', () => {
     for (const name of ['compat-v2', 'compat-v3'])
       expect(block('docs/compatibility.md', name)).toMatch(
