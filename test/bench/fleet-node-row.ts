@@ -14,6 +14,8 @@ import { fmtMs, type Summary, summarize } from './stats.ts';
 
 export interface NodeRow {
   checks: number;
+  /** Which round of its size, as FleetRow's. */
+  round?: number;
   /** First create to the last pod seen ended (Succeeded or Failed); undefined when not all ended in time. */
   allEndedMs?: number;
   ended: number;

@@ -15,6 +15,8 @@ export interface RecordedCheck {
 export interface FleetRow {
   system: FleetSystem;
   checks: number;
+  /** Which round of its size (each round runs every system once, in turn); absent in older results: 1. */
+  round?: number;
   /** Time zero to the last check's first outcome; undefined when not all were recorded in the row's time. */
   allRecordedMs?: number;
   /** Time zero to the last outcome seen (all or not). */

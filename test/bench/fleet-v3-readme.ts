@@ -42,34 +42,67 @@ function outcomes(r: FleetRow): string {
   return [`${r.ok} OK`, ...bad, ...(r.lost ? [`${r.lost} lost`] : [])].join(', ');
 }
 
-/** khrun's figures over v3's at one size: below 1, khrun's is smaller (took less time, sent fewer requests). */
+const roundOf = (r: { round?: number }) => r.round ?? 1;
+/** Whether a size ran in more than one round. */
+const inRounds = (rows: Array<{ checks: number; round?: number }>, n: number) =>
+  new Set(rows.filter((r) => r.checks === n).map(roundOf)).size > 1;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+};
+const times = (xs: number[]) => xs.map((x) => `${x.toFixed(2)}×`).join(', ');
+
+/**
+ * khrun's figures over v3's at one size: below 1, khrun's is smaller (took less time, sent fewer requests).
+ * Each ratio pairs the two rows of one round; with several rounds, every round's and their median.
+ */
 function ratios(rows: FleetRow[]): string[] {
   const sizes = [...new Set(rows.map((r) => r.checks))];
   return sizes.flatMap((n) => {
-    const k = rows.find((r) => r.checks === n && r.system === 'khrun');
-    const v = rows.find((r) => r.checks === n && r.system === 'v3');
-    if (!k || !v) return [];
-    const time =
-      k.allRecordedMs !== undefined && v.allRecordedMs !== undefined
-        ? `${(k.allRecordedMs / v.allRecordedMs).toFixed(2)}× v3's time until all were recorded`
-        : 'no ratio of the time until all were recorded (a row did not record every check)';
-    const perCheck =
-      complete(k) && complete(v)
-        ? `${(k.requests.perCheck / v.requests.perCheck).toFixed(2)}× its API requests per check; ${k.checkerPods.created} checker pods against its ${v.checkerPods.created}`
-        : 'no ratio of API requests (an audit log was incomplete)';
-    return [`- ${n} checks, khrun ÷ v3: ${time}, ${perCheck}.`];
+    const rounds = [...new Set(rows.filter((r) => r.checks === n).map(roundOf))].sort((a, b) => a - b);
+    const pairs = rounds.flatMap((round) => {
+      const of = (system: FleetRow['system']) =>
+        rows.find((r) => r.checks === n && r.system === system && roundOf(r) === round);
+      const k = of('khrun');
+      const v = of('v3');
+      return k && v ? [{ k, v }] : [];
+    });
+    if (!pairs.length) return [];
+    if (pairs.length === 1) {
+      const { k, v } = pairs[0]!;
+      const time =
+        k.allRecordedMs !== undefined && v.allRecordedMs !== undefined
+          ? `${(k.allRecordedMs / v.allRecordedMs).toFixed(2)}× v3's time until all were recorded`
+          : 'no ratio of the time until all were recorded (a row did not record every check)';
+      const perCheck =
+        complete(k) && complete(v)
+          ? `${(k.requests.perCheck / v.requests.perCheck).toFixed(2)}× its API requests per check; ${k.checkerPods.created} checker pods against its ${v.checkerPods.created}`
+          : 'no ratio of API requests (an audit log was incomplete)';
+      return [`- ${n} checks, khrun ÷ v3: ${time}, ${perCheck}.`];
+    }
+    const timed = pairs.filter(({ k, v }) => k.allRecordedMs !== undefined && v.allRecordedMs !== undefined);
+    const time = timed.length
+      ? `${times(timed.map(({ k, v }) => (k.allRecordedMs ?? 0) / (v.allRecordedMs ?? 1)))} v3's time until all were recorded (median ${median(timed.map(({ k, v }) => (k.allRecordedMs ?? 0) / (v.allRecordedMs ?? 1))).toFixed(2)}×${timed.length < pairs.length ? `; ${pairs.length - timed.length} round(s) without every check recorded left out` : ''})`
+      : 'no ratio of the time until all were recorded (no round recorded every check)';
+    const counted = pairs.filter(({ k, v }) => complete(k) && complete(v));
+    const perCheck = counted.length
+      ? `${times(counted.map(({ k, v }) => k.requests.perCheck / v.requests.perCheck))} its API requests per check (median ${median(counted.map(({ k, v }) => k.requests.perCheck / v.requests.perCheck)).toFixed(2)}×)`
+      : 'no ratio of API requests (the audit logs were incomplete)';
+    return [`- ${n} checks, khrun ÷ v3, round by round (${pairs.length} rounds): ${time}; ${perCheck}.`];
   });
 }
 
-/** Each system's time until all were recorded over the node's until all its pods ended, at each size. */
+/** Each system's time until all were recorded over the node's until all its pods ended, at each size and round. */
 function overNode(rows: FleetRow[], node: NodeRow[]): string[] {
   return node.flatMap((x) => {
     if (x.allEndedMs === undefined) return [];
     const parts = rows
-      .filter((r) => r.checks === x.checks && r.allRecordedMs !== undefined)
+      .filter((r) => r.checks === x.checks && roundOf(r) === roundOf(x) && r.allRecordedMs !== undefined)
       .map((r) => `${SYSTEM[r.system]} ${((r.allRecordedMs ?? 0) / (x.allEndedMs ?? 1)).toFixed(2)}×`);
+    const which = inRounds(node, x.checks) ? ` (round ${roundOf(x)})` : '';
     return parts.length
-      ? [`- ${x.checks} checks, all recorded ÷ the node alone's all ended: ${parts.join(', ')}.`]
+      ? [`- ${x.checks} checks${which}, all recorded ÷ the node alone's all ended: ${parts.join(', ')}.`]
       : [];
   });
 }
@@ -87,7 +120,7 @@ function nodeTable(f: Fleet): string[] {
     '|---:|---:|---:|---:|---|',
     ...node.map(
       (x) =>
-        `| ${x.checks} | ${x.allEndedMs === undefined ? `${x.ended} of ${x.checks}` : fmtMs(x.allEndedMs)} | ${spread(x.podCreateToStartMs)} | ${x.podCreatesPerSecond === undefined ? '–' : x.podCreatesPerSecond.toFixed(1)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
+        `| ${x.checks}${inRounds(node, x.checks) ? ` (round ${roundOf(x)})` : ''} | ${x.allEndedMs === undefined ? `${x.ended} of ${x.checks}` : fmtMs(x.allEndedMs)} | ${spread(x.podCreateToStartMs)} | ${x.podCreatesPerSecond === undefined ? '–' : x.podCreatesPerSecond.toFixed(1)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
     ),
     '',
     ...overNode(f.rows, node),
@@ -110,7 +143,7 @@ export function fleetBesideV3Markdown(r: { fleetBesideV3?: Fleet; meta?: Meta })
     '|---:|---|---:|---|---:|---:|---:|---:|---|---|',
     ...f.rows.map(
       (x) =>
-        `| ${x.checks} | ${SYSTEM[x.system]} | ${recorded(x)} | ${outcomes(x)} | ${x.tickMs === undefined ? '–' : fmtMs(x.tickMs)} | ${requests(x)} | ${complete(x) ? `${x.checkerPods.created} (${x.checkerPods.deleted})` : '–'} | ${spread(x.podCreateToStartMs)} | ${memory(x)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
+        `| ${x.checks}${inRounds(f.rows, x.checks) ? ` (round ${roundOf(x)})` : ''} | ${SYSTEM[x.system]} | ${recorded(x)} | ${outcomes(x)} | ${x.tickMs === undefined ? '–' : fmtMs(x.tickMs)} | ${requests(x)} | ${complete(x) ? `${x.checkerPods.created} (${x.checkerPods.deleted})` : '–'} | ${spread(x.podCreateToStartMs)} | ${memory(x)} | ${x.loadAverage.before.join(' / ')} → ${x.loadAverage.after.join(' / ')} |`,
     ),
     '',
     ...ratios(f.rows),

@@ -18,8 +18,8 @@ import { removeAll } from './steady-state.ts';
 // controller on the same checks, on the same node, one system at a time. Bounded: a row predicted to
 // overrun the section's time is left out (with a note), and each row ends at its own deadline.
 
-/** The section's time, everything included (KHRUN_BENCH_FLEET_MINUTES, default 45). */
-const BUDGET_MS = (Number(process.env.KHRUN_BENCH_FLEET_MINUTES) || 45) * 60_000;
+/** The section's time, everything included (KHRUN_BENCH_FLEET_MINUTES, default 60). */
+const BUDGET_MS = (Number(process.env.KHRUN_BENCH_FLEET_MINUTES) || 60) * 60_000;
 /** The longest a row waits for its outcomes. */
 const ROW_MAX_MS = 15 * 60_000;
 
@@ -33,6 +33,20 @@ function sizes(quick: boolean): number[] {
       throw new Error(`KHRUN_BENCH_FLEET_SIZES: "${s}" is not a whole number`);
     return n;
   });
+}
+
+/**
+ * Rounds at the largest size (KHRUN_BENCH_FLEET_ROUNDS; default 3, quick 1), each running every system
+ * once, in turn; smaller sizes run once. One configuration's time spread ±12% between runs on this
+ * machine, so a ratio near a goal is read from the rounds' pairs, not from one.
+ */
+function rounds(quick: boolean): number {
+  const text = process.env.KHRUN_BENCH_FLEET_ROUNDS;
+  if (!text) return quick ? 1 : 3;
+  const n = Number(text.trim());
+  if (!Number.isInteger(n) || n < 1 || n > 10)
+    throw new Error(`KHRUN_BENCH_FLEET_ROUNDS: "${text}" is not a whole number from 1 to 10`);
+  return n;
 }
 
 type RowKind = 'khrun' | 'v3' | 'node';
@@ -93,41 +107,49 @@ export async function fleetBesideV3Section(ctx: FleetContext) {
   const notes: string[] = [];
   /** The longest a row of each system took so far, per check (setup and cleanup included). */
   const msPerCheck: Record<string, number> = {};
+  const largest = Math.max(...plan);
+  const roundsAtLargest = rounds(ctx.quick);
+  const roundsOf = (n: number) => (n === largest ? roundsAtLargest : 1);
   for (const n of plan) {
-    for (const system of systems()) {
-      const left = deadline - Date.now();
-      const predicted = (msPerCheck[system] ?? 0) * n;
-      if (predicted > left) {
-        notes.push(
-          `${n} checks under ${system} left out: at ${fmtMs(msPerCheck[system])} a check (its last row, setup and removal included) it would take about ${Math.round(predicted / 60_000)} min, and ${Math.round(left / 60_000)} min of the section's ${BUDGET_MS / 60_000} were left.`,
-        );
-        continue;
-      }
-      ctx.log(`  ${n} checks due at once, ${system}`);
-      const t = Date.now();
-      // Leave a quarter of what is left for the removal and the rows after.
-      const rowMs = Math.min(ROW_MAX_MS, Math.max(60_000, (left * 3) / 4));
-      const rowName = `${system}-${n}`;
-      try {
-        if (system === 'node') {
-          node.push(await nodeRow(rowCtx, n, rowMs));
-        } else {
-          const row =
-            system === 'khrun'
-              ? await khrunRow({ ...rowCtx, ...(await profiling(rowName)) }, n, rowMs)
-              : await v3Row(rowCtx, n, rowMs);
-          rows.push(row);
-          ctx.log(
-            `    ${row.recorded}/${n} recorded, ${row.allRecordedMs !== undefined ? `all after ${fmtMs(row.allRecordedMs)}` : `the last after ${fmtMs(row.lastRecordedMs)}`}; ${row.requests.perCheck.toFixed(1)} requests a check; ${row.checkerPods.created} checker pods`,
+    for (let round = 1; round <= roundsOf(n); round++)
+      for (const system of systems()) {
+        const left = deadline - Date.now();
+        const predicted = (msPerCheck[system] ?? 0) * n;
+        if (predicted > left) {
+          notes.push(
+            `${n} checks under ${system}${roundsOf(n) > 1 ? ` (round ${round})` : ''} left out: at ${fmtMs(msPerCheck[system])} a check (its last row, setup and removal included) it would take about ${Math.round(predicted / 60_000)} min, and ${Math.round(left / 60_000)} min of the section's ${BUDGET_MS / 60_000} were left.`,
           );
+          continue;
         }
-      } finally {
-        const namespaces =
-          system === 'node' ? nodeRowNamespaces(n) : fleetRowNamespaces(system, n).map((r) => r.namespace);
-        await Promise.all(namespaces.map((namespace) => removeAll(ctx.bench, namespace)));
+        ctx.log(
+          `  ${n} checks due at once, ${system}${roundsOf(n) > 1 ? ` (round ${round} of ${roundsOf(n)})` : ''}`,
+        );
+        const t = Date.now();
+        // Leave a quarter of what is left for the removal and the rows after.
+        const rowMs = Math.min(ROW_MAX_MS, Math.max(60_000, (left * 3) / 4));
+        const rowName = round > 1 ? `${system}-${n}-r${round}` : `${system}-${n}`;
+        try {
+          if (system === 'node') {
+            node.push({ ...(await nodeRow(rowCtx, n, rowMs)), round });
+          } else {
+            const row = {
+              ...(system === 'khrun'
+                ? await khrunRow({ ...rowCtx, ...(await profiling(rowName)) }, n, rowMs)
+                : await v3Row(rowCtx, n, rowMs)),
+              round,
+            };
+            rows.push(row);
+            ctx.log(
+              `    ${row.recorded}/${n} recorded, ${row.allRecordedMs !== undefined ? `all after ${fmtMs(row.allRecordedMs)}` : `the last after ${fmtMs(row.lastRecordedMs)}`}; ${row.requests.perCheck.toFixed(1)} requests a check; ${row.checkerPods.created} checker pods`,
+            );
+          }
+        } finally {
+          const namespaces =
+            system === 'node' ? nodeRowNamespaces(n) : fleetRowNamespaces(system, n).map((r) => r.namespace);
+          await Promise.all(namespaces.map((namespace) => removeAll(ctx.bench, namespace)));
+        }
+        msPerCheck[system] = (Date.now() - t) / n;
       }
-      msPerCheck[system] = (Date.now() - t) / n;
-    }
   }
   return {
     how:
@@ -152,13 +174,14 @@ export async function fleetBesideV3Section(ctx: FleetContext) {
       `were recorded (khrun: until its last runner Job ended). Checker pods: creates answered 201 by that ` +
       `identity in the row's namespaces. Peak RSS: v3's VmHWM; the tick's and each runner's maxRSS at exit. ` +
       `Lost: no outcome at the row's end; not OK: the outcome's first error. The node declares room for ` +
-      `every pod (as in the scale section). n=1 per row.`,
+      `every pod (as in the scale section). n=1 per row: each size once, the largest (${largest}) in ` +
+      `${roundsAtLargest} round${roundsAtLargest > 1 ? 's' : ''}, each running khrun, v3 and the node alone in turn; a ratio pairs the rows of one round.`,
     nodeHow:
       `The node alone, after both systems at each size: the same number of pods of the check's podSpec ` +
       `(restartPolicy Never, no KH_REPORTING_URL, so the checker exits at once, as it would right after its ` +
       `report), created by the admin 32 at a time in namespaces of ${FLEET_CHECKS_PER_NAMESPACE}, no system ` +
       `running; time zero the first create, until a watch saw every pod ended (Succeeded or Failed). Neither ` +
-      `system can record a check before its pod ran, so this is the floor under their rows on this node. n=1.`,
+      `system can record a check before its pod ran, so this is the floor under their rows on this node. n=1 a round.`,
     notes,
     rows,
     node,

@@ -143,6 +143,58 @@ describe("a fleet row's figures", () => {
     expect(withNode).not.toContain('- 500 checks, all recorded');
   });
 
+  it('pairs the rows of each round, gives every round its ratio and their median, and the node its round', () => {
+    const row = (
+      system: 'khrun' | 'v3',
+      round: number,
+      allRecordedMs: number | undefined,
+      perCheck: number,
+    ) => ({
+      ...rowFigures({ ...base, system, recorded: new Map(), requests: [], processes: [] }),
+      allRecordedMs,
+      checks: 1000,
+      round,
+      requests: { total: perCheck * 1000, perCheck, byUser: {}, byVerb: {}, byCode: {}, complete: true },
+    });
+    const nodeRow = (round: number, allEndedMs: number) => ({
+      checks: 1000,
+      round,
+      allEndedMs,
+      ended: 1000,
+      podCreateToStartMs: { n: 1000, median: 1_000, min: 10, max: 2_000, iqr: 5 },
+      loadAverage: { before: [1], after: [2] },
+    });
+    const text = fleetBesideV3Markdown({
+      fleetBesideV3: {
+        how: 'how',
+        nodeHow: 'node how',
+        notes: [],
+        rows: [
+          row('khrun', 1, 120_000, 5),
+          row('v3', 1, 200_000, 20),
+          row('khrun', 2, 110_000, 6),
+          row('v3', 2, 240_000, 20),
+          row('khrun', 3, undefined, 5),
+          row('v3', 3, 220_000, 25),
+          // A round whose v3 row was left out pairs nothing.
+          row('khrun', 4, 100_000, 5),
+        ],
+        node: [nodeRow(1, 100_000), nodeRow(2, 80_000)],
+      },
+    }).join('\n');
+    expect(text).toContain('| 1000 (round 2) | khrun (tick + runner Jobs) | 110.0 s |');
+    expect(text).toContain(
+      "- 1000 checks, khrun ÷ v3, round by round (3 rounds): 0.60×, 0.46× v3's time until all were recorded (median 0.53×; 1 round(s) without every check recorded left out); 0.25×, 0.30×, 0.20× its API requests per check (median 0.25×).",
+    );
+    expect(text).toContain(
+      "- 1000 checks (round 1), all recorded ÷ the node alone's all ended: khrun (tick + runner Jobs) 1.20×, Kuberhealthy v3.0.0 2.00×.",
+    );
+    expect(text).toContain(
+      "- 1000 checks (round 2), all recorded ÷ the node alone's all ended: khrun (tick + runner Jobs) 1.38×, Kuberhealthy v3.0.0 3.00×.",
+    );
+    expect(text).toContain('| 1000 (round 2) | 80.0 s |');
+  });
+
   it('makes no request figure from an audit log with fewer checker pod creates than outcomes', () => {
     const recorded = new Map([
       ['a/c0', { atMs: 4_000, ok: true }],
