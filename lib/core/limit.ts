@@ -11,18 +11,15 @@
  * checks (each a whole run) take slots of a limiter of their own.
  */
 export interface Limiter {
-  <T>(task: () => Promise<T>, opts?: Placement): Promise<T>;
+  <T>(task: () => Promise<T>, place?: Placement): Promise<T>;
   /** Tasks running now (for tests and logs). */
   readonly active: number;
   /** Tasks waiting for a slot (for tests and logs). */
   readonly waiting: number;
 }
 
-/** Where a task waits when every slot is held: ahead of the others, behind them, or (neither) in turn. */
-export interface Placement {
-  first?: boolean;
-  last?: boolean;
-}
+/** Where a task waits when every slot is held: ahead of the others or behind them; unplaced, in turn. */
+export type Placement = 'first' | 'last';
 
 export function limiter(max: number): Limiter {
   if (!Number.isSafeInteger(max) || max < 1) throw new RangeError(`limiter: max must be ≥ 1, got ${max}`);
@@ -36,12 +33,12 @@ export function limiter(max: number): Limiter {
     if (next) next();
     else active--;
   };
-  const run = async <T>(task: () => Promise<T>, opts?: Placement): Promise<T> => {
+  const run = async <T>(task: () => Promise<T>, place?: Placement): Promise<T> => {
     if (active < max) active++;
     else
       await new Promise<void>((resolve) => {
-        if (opts?.first) waiting.unshift(resolve);
-        else if (opts?.last) behind.push(resolve);
+        if (place === 'first') waiting.unshift(resolve);
+        else if (place === 'last') behind.push(resolve);
         else waiting.push(resolve);
       });
     try {

@@ -81,7 +81,7 @@ export function kubeClient(kc: KubeConfig, opts: KubeClientOptions = {}): KubeCl
  * at 1,000 checks), and a run whose lapsed lease another runner took stepped down and ran again.
  */
 export function ahead(client: KubeClient): KubeClient {
-  return placed(client, { first: true });
+  return placed(client, 'first');
 }
 
 /**
@@ -92,7 +92,7 @@ export function ahead(client: KubeClient): KubeClient {
  * create goes next, and checkers start while the other claims are still queued.
  */
 export function behind(client: KubeClient): KubeClient {
-  return placed(client, { last: true });
+  return placed(client, 'last');
 }
 
 function placed(client: KubeClient, place: Placement): KubeClient {

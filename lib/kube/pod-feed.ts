@@ -65,7 +65,7 @@ interface Subscriber {
  * fleet section, audit log), where the claims before it took 0.3 s. A view a moment old is made current by
  * the watch from its resourceVersion; a run's own pods are held in its view until the feed saw them (seed).
  */
-export const FIRST_LIST = (limit: number) =>
+const FIRST_LIST = (limit: number) =>
   ({ labelSelector: CHECK_NAME_LABEL, limit, resourceVersion: '0' }) as const;
 
 /** The pods of the feed's set that belong to a check. */

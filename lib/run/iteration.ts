@@ -69,9 +69,9 @@ export type IterationResult =
 
 /**
  * leaseMs: 150 s, renewed every 90 s (lease-keeper.ts), so a long check costs two lease writes in three
- * minutes and a failed renewal still leaves 60 s to retry in. The price: a runner that is killed has its run adopted up to
- * 150 s later, never later than the run's deadline (leaseUntil clamps the lease to it, so a
- * check shorter than the lease is never renewed at all).
+ * minutes and a failed renewal still leaves 60 s to retry in. The price: a runner that is killed has its
+ * run adopted up to 150 s later, never later than the run's deadline (leaseUntil clamps the lease to it,
+ * so a check shorter than the lease is never renewed at all).
  */
 export const ITERATION_DEFAULTS = { leaseMs: 150_000, keepFinishedPods: 3, maxConflictRetries: 8 } as const;
 

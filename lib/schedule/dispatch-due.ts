@@ -152,7 +152,7 @@ async function sendSingle<S>(deps: Deps, lanes: Lanes, s: Settings, d: DueObject
   const { ref } = r.claim;
   await ready;
   try {
-    await limit(() => deps.dispatcher.dispatch(d.send, ref), { first: true });
+    await limit(() => deps.dispatcher.dispatch(d.send, ref), 'first');
     deps.log.info('dispatched', { check: d.label, ref, reason: r.decision.reason });
     return [{ check: d.label, decision: r.decision, result: 'dispatched', ref }];
   } catch (error) {
@@ -195,7 +195,7 @@ async function sendBatch<S>(
           won.map((w) => w.d.send),
           ref,
         ),
-      { first: true },
+      'first',
     );
     deps.log.info('dispatched batch', { ref, checks: won.length, of: members.length });
     return entries((d, r) => ({ check: d.label, decision: r.decision, result: 'dispatched', ref }));

@@ -196,7 +196,7 @@ describe('limiter', () => {
     });
     const a = limit(async () => order.push('a'));
     const b = limit(async () => order.push('b'));
-    const urgent = limit(async () => order.push('urgent'), { first: true });
+    const urgent = limit(async () => order.push('urgent'), 'first');
     open();
     await expect(held).rejects.toThrow('boom');
     await Promise.all([a, b, urgent]);
@@ -207,10 +207,10 @@ describe('limiter', () => {
     const order: string[] = [];
     const { limit, open, held } = heldLimiter((gate) => gate);
     const tasks = [
-      limit(async () => order.push('later-1'), { last: true }),
-      limit(async () => order.push('a'), {}),
-      limit(async () => order.push('later-2'), { last: true }),
-      limit(async () => order.push('urgent'), { first: true }),
+      limit(async () => order.push('later-1'), 'last'),
+      limit(async () => order.push('a'), undefined),
+      limit(async () => order.push('later-2'), 'last'),
+      limit(async () => order.push('urgent'), 'first'),
       limit(async () => order.push('b')),
     ];
     expect(limit.waiting).toBe(5);
