@@ -2,7 +2,7 @@ import type { NodeRow } from './fleet-node-row.ts';
 import type { FleetRow } from './fleet-v3-figures.ts';
 import type { FleetBesideV3 } from './fleet-v3-section.ts';
 import { type Meta, measuredLine } from './provenance.ts';
-import { fmtMs, type Summary } from './stats.ts';
+import { fmtMs, type Summary, summarize } from './stats.ts';
 
 // docs/performance.md's part for the fleet beside Kuberhealthy v3 (pure, from results.json alone).
 
@@ -46,12 +46,9 @@ const roundOf = (r: { round?: number }) => r.round ?? 1;
 /** Whether a size ran in more than one round. */
 const inRounds = (rows: Array<{ checks: number; round?: number }>, n: number) =>
   new Set(rows.filter((r) => r.checks === n).map(roundOf)).size > 1;
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] ?? 0) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
-};
-const times = (xs: number[]) => xs.map((x) => `${x.toFixed(2)}×`).join(', ');
+/** Every round's ratio, in round order. */
+const byRound = (xs: number[]) => xs.map((x) => `${x.toFixed(2)}×`).join(', ');
+const medianOf = (xs: number[]) => `${summarize(xs).median.toFixed(2)}×`;
 
 /**
  * khrun's figures over v3's at one size: below 1, khrun's is smaller (took less time, sent fewer requests).
@@ -81,13 +78,20 @@ function ratios(rows: FleetRow[]): string[] {
           : 'no ratio of API requests (an audit log was incomplete)';
       return [`- ${n} checks, khrun ÷ v3: ${time}, ${perCheck}.`];
     }
-    const timed = pairs.filter(({ k, v }) => k.allRecordedMs !== undefined && v.allRecordedMs !== undefined);
-    const time = timed.length
-      ? `${times(timed.map(({ k, v }) => (k.allRecordedMs ?? 0) / (v.allRecordedMs ?? 1)))} v3's time until all were recorded (median ${median(timed.map(({ k, v }) => (k.allRecordedMs ?? 0) / (v.allRecordedMs ?? 1))).toFixed(2)}×${timed.length < pairs.length ? `; ${pairs.length - timed.length} round(s) without every check recorded left out` : ''})`
+    const timeRatios = pairs.flatMap(({ k, v }) =>
+      k.allRecordedMs !== undefined && v.allRecordedMs !== undefined
+        ? [k.allRecordedMs / v.allRecordedMs]
+        : [],
+    );
+    const untimed = pairs.length - timeRatios.length;
+    const time = timeRatios.length
+      ? `${byRound(timeRatios)} v3's time until all were recorded (median ${medianOf(timeRatios)}${untimed ? `; ${untimed} round(s) without every check recorded left out` : ''})`
       : 'no ratio of the time until all were recorded (no round recorded every check)';
-    const counted = pairs.filter(({ k, v }) => complete(k) && complete(v));
-    const perCheck = counted.length
-      ? `${times(counted.map(({ k, v }) => k.requests.perCheck / v.requests.perCheck))} its API requests per check (median ${median(counted.map(({ k, v }) => k.requests.perCheck / v.requests.perCheck)).toFixed(2)}×)`
+    const requestRatios = pairs.flatMap(({ k, v }) =>
+      complete(k) && complete(v) ? [k.requests.perCheck / v.requests.perCheck] : [],
+    );
+    const perCheck = requestRatios.length
+      ? `${byRound(requestRatios)} its API requests per check (median ${medianOf(requestRatios)})`
       : 'no ratio of API requests (the audit logs were incomplete)';
     return [`- ${n} checks, khrun ÷ v3, round by round (${pairs.length} rounds): ${time}; ${perCheck}.`];
   });
