@@ -4,6 +4,7 @@ import { limiter } from '../../lib/core/limit.ts';
 import { waitForSet } from '../../lib/kube/list-watch.ts';
 import type { RowContext } from './fleet-v3.ts';
 import { FLEET_CHECKS_PER_NAMESPACE, fleetCheck } from './fleet-v3-checks.ts';
+import { type RowCpu, rowCpuMeter } from './row-cpu.ts';
 import { scaleNamespace } from './scale-setup.ts';
 import { fmtMs, type Summary, summarize } from './stats.ts';
 
@@ -22,6 +23,8 @@ export interface NodeRow {
   /** A pod's create (this process's answer) to its container's start (the process kubelet's report). */
   podCreateToStartMs: Summary;
   podCreatesPerSecond?: number;
+  /** Where the machine's CPU went from the first create until every pod had ended; absent in older results. */
+  cpu?: RowCpu;
   loadAverage: { before: number[]; after: number[] };
 }
 
@@ -69,6 +72,7 @@ export async function nodeRow(ctx: RowContext, n: number, timeoutMs: number): Pr
   });
   done.catch(() => undefined);
   const slots = limiter(CREATES_AT_ONCE);
+  const meter = await rowCpuMeter(ctx.bench);
   t0 = Date.now();
   const creates = Array.from({ length: n }, (_, i) => {
     const namespace = namespaces[Math.floor(i / FLEET_CHECKS_PER_NAMESPACE)]!;
@@ -87,6 +91,7 @@ export async function nodeRow(ctx: RowContext, n: number, timeoutMs: number): Pr
     () => false,
   );
   const endMs = Date.now();
+  const cpu = await meter.stop();
   abort.abort();
   const started = new Map(ctx.processes().map((p) => [p.pod, p.startedAtMs]));
   const toStart = [...createdAt].flatMap(([pod, at]) => {
@@ -102,6 +107,7 @@ export async function nodeRow(ctx: RowContext, n: number, timeoutMs: number): Pr
     ended: ended.size,
     podCreateToStartMs: summarize(toStart),
     ...(span > 0 ? { podCreatesPerSecond: (times.length - 1) / (span / 1000) } : {}),
+    cpu,
     loadAverage: { before, after: loads() },
   };
 }

@@ -1,5 +1,6 @@
 import type { FleetSystem } from './fleet-v3-checks.ts';
 import type { AuditRequest } from './kh-audit.ts';
+import type { RowCpu } from './row-cpu.ts';
 import type { ExitedProcess } from './scale.ts';
 import { type Summary, summarize } from './stats.ts';
 
@@ -49,6 +50,8 @@ export interface FleetRow {
   /** Checker pods created a second, first create to last. */
   podCreatesPerSecond?: number;
   peakRssMiB: { controller?: number; tick?: number; runners?: Summary };
+  /** Where the machine's CPU went while the row ran (row-cpu.ts); absent in older results. */
+  cpu?: RowCpu;
   tickMs?: number;
   runnerJobs?: number;
   /** Why the row ended: every check recorded, the row's time limit, or every runner Job ended first. */
@@ -74,6 +77,7 @@ export function rowFigures(input: {
   podCreator: string;
   processes: readonly ExitedProcess[];
   memory: { controllerMiB?: number; tickMiB?: number; runnersMiB?: number[] };
+  cpu?: RowCpu;
   tickMs?: number;
   runnerJobs?: number;
   loadAverage: FleetRow['loadAverage'];
@@ -138,6 +142,7 @@ export function rowFigures(input: {
       ...(input.memory.tickMiB ? { tick: input.memory.tickMiB } : {}),
       ...(input.memory.runnersMiB?.length ? { runners: summarize(input.memory.runnersMiB) } : {}),
     },
+    ...(input.cpu ? { cpu: input.cpu } : {}),
     ...(input.tickMs !== undefined ? { tickMs: input.tickMs } : {}),
     ...(input.runnerJobs !== undefined ? { runnerJobs: input.runnerJobs } : {}),
     endedBy: input.endedBy,

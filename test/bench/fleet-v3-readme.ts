@@ -1,3 +1,4 @@
+import { cpuTable } from './fleet-cpu-readme.ts';
 import type { NodeRow } from './fleet-node-row.ts';
 import type { FleetRow } from './fleet-v3-figures.ts';
 import type { FleetBesideV3 } from './fleet-v3-section.ts';
@@ -153,6 +154,7 @@ export function fleetBesideV3Markdown(r: { fleetBesideV3?: Fleet; meta?: Meta })
     ...ratios(f.rows),
     ...(f.notes?.length ? ['', ...f.notes.map((n) => `- ${n}`)] : []),
     ...nodeTable(f),
+    ...cpuTable(f.rows, f.node ?? []),
     '',
   ];
 }

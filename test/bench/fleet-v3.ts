@@ -22,7 +22,8 @@ import { deployedTickEnv } from './deployed-tick-env.ts';
 import { createFleetRow, type FleetSystem, fleetRowNamespaces } from './fleet-v3-checks.ts';
 import { type FleetRow, type RecordedCheck, rowFigures } from './fleet-v3-figures.ts';
 import { auditRequests } from './kh-audit.ts';
-import { pidOf, processStartMs, sampleRss } from './proc-rss.ts';
+import { cpuMsOf, pidOf, processStartMs, sampleRss } from './proc-rss.ts';
+import { exitCpuMs, rowCpuMeter } from './row-cpu.ts';
 import type { ExitedProcess } from './scale.ts';
 import { spawnTick } from './spawn-tick.ts';
 import { fmtMs } from './stats.ts';
@@ -142,11 +143,16 @@ async function requestsOf(ctx: RowContext, users: string[]) {
 const logsDir = (row: string) => join(repoRoot, '.khrun/bench-logs', row);
 
 /**
- * The peak RSS each runner printed at exit (the maxRSS preload), from its log; each log is kept in keepIn
- * (a row that lost a check can be traced to the run that did not record it).
+ * The peak RSS and the CPU each runner printed at exit (the maxRSS preload), from its log; each log is kept
+ * in keepIn (a row that lost a check can be traced to the run that did not record it).
  */
-async function runnerPeaks(ctx: RowContext, sinceMs: number, keepIn: string): Promise<number[]> {
+async function runnerExits(
+  ctx: RowContext,
+  sinceMs: number,
+  keepIn: string,
+): Promise<{ peaks: number[]; cpuMs?: number }> {
   const peaks: number[] = [];
+  let cpuMs: number | undefined = 0;
   await mkdir(keepIn, { recursive: true });
   for (const p of ctx.processes().filter((x) => x.container === 'runner' && x.startedAtMs >= sinceMs)) {
     const [ns, pod] = p.pod.split('/');
@@ -158,8 +164,11 @@ async function runnerPeaks(ctx: RowContext, sinceMs: number, keepIn: string): Pr
       if (line.startsWith('KHRUN_BENCH ')) ctx.log(`    ${p.pod}: ${line}`);
     const kb = Number(/KHRUN_BENCH_MAXRSS_KB (\d+)/.exec(text)?.[1]);
     if (Number.isFinite(kb)) peaks.push(kb / 1024);
+    // A runner that printed no CPU (killed) leaves the runners' total unknown rather than short.
+    const ms = exitCpuMs(text);
+    cpuMs = cpuMs === undefined || ms === undefined ? undefined : cpuMs + ms;
   }
-  return peaks;
+  return { peaks, cpuMs };
 }
 
 /**
@@ -196,7 +205,9 @@ export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): P
     ...(ctx.runnerProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${ctx.runnerProfileDir}`] : []),
     ...(ctx.runnerNodeArgs ?? []),
   ];
+  let cpu: Awaited<ReturnType<typeof rowCpuMeter>> | undefined;
   const { tick, endedBy } = await withRunnerFlags(ctx, profile, async () => {
+    cpu = await rowCpuMeter(ctx.bench);
     t0 = Date.now();
     const tick = await spawnTick(
       ctx.dist,
@@ -224,6 +235,12 @@ export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): P
   if (unrecorded.length) ctx.log(`    not recorded: ${unrecorded.slice(0, 10).join(', ')}`);
   const jobs = await jobsEnded;
   const endMs = Date.now();
+  const runners = await runnerExits(ctx, t0, logsDir(`khrun-${n}`));
+  // The tick's and every runner's own CPU, from time zero until the last runner ended.
+  const tickCpuMs = exitCpuMs(tick.stderr);
+  const rowCpu = await cpu!.stop(
+    tickCpuMs === undefined || runners.cpuMs === undefined ? undefined : tickCpuMs + runners.cpuMs,
+  );
   const requests = await requestsOf(ctx, [ctx.tickUser, ctx.runnerUser]);
   return rowFigures({
     system: 'khrun',
@@ -240,8 +257,9 @@ export async function khrunRow(ctx: RowContext, n: number, timeoutMs: number): P
     processes: ctx.processes(),
     memory: {
       tickMiB: Number(/KHRUN_BENCH_MAXRSS_KB (\d+)/.exec(tick.stderr)?.[1]) / 1024,
-      runnersMiB: await runnerPeaks(ctx, t0, logsDir(`khrun-${n}`)),
+      runnersMiB: runners.peaks,
     },
+    cpu: rowCpu,
     tickMs: tick.ms,
     runnerJobs: jobs.length,
     loadAverage: { before, after: loads() },
@@ -259,6 +277,7 @@ export async function v3Row(ctx: RowContext, n: number, timeoutMs: number): Prom
   const controllerNs = await freshNamespace(kc, 'fv3-ctl');
   let t0 = Date.now();
   const outcomes = watchOutcomes(ctx, 'v3', namespaces, n, timeoutMs, () => t0);
+  const cpu = await rowCpuMeter(ctx.bench);
   const v3 = await startKuberhealthyV3(kc, controllerNs);
   try {
     const pid = await pidOf(ctx.v3Binary);
@@ -270,6 +289,8 @@ export async function v3Row(ctx: RowContext, n: number, timeoutMs: number): Prom
       () => 'deadline' as const,
     );
     const recordedAtMs = Date.now();
+    // v3's controller's own CPU since it started, from before its pod was created until all were recorded.
+    const rowCpu = await cpu.stop(await cpuMsOf(pid));
     const memory = await rss.stop();
     const pod = await kc
       .makeApiClient(CoreV1Api)
@@ -290,6 +311,7 @@ export async function v3Row(ctx: RowContext, n: number, timeoutMs: number): Prom
       podCreator: user,
       processes: ctx.processes(),
       memory: { controllerMiB: memory.peakMiB },
+      cpu: rowCpu,
       loadAverage: { before, after: loads() },
     });
   } finally {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { cpuTable, restOf } from '../bench/fleet-cpu-readme.ts';
 import { rowFigures } from '../bench/fleet-v3-figures.ts';
 import { fleetBesideV3Markdown } from '../bench/fleet-v3-readme.ts';
 import type { AuditRequest } from '../bench/kh-audit.ts';
 import { actorFigure } from '../bench/kh-figures.ts';
 import { kuberhealthyMarkdown } from '../bench/kh-readme.ts';
+import { busyOfProcStat, type RowCpu } from '../bench/row-cpu.ts';
 
 const req = (atMs: number, over: Partial<AuditRequest> = {}): AuditRequest => ({
   atMs,
@@ -193,6 +195,62 @@ describe("a fleet row's figures", () => {
       "- 1000 checks (round 2), all recorded ÷ the node alone's all ended: khrun (tick + runner Jobs) 1.38×, Kuberhealthy v3.0.0 3.00×.",
     );
     expect(text).toContain('| 1000 (round 2) | 80.0 s |');
+  });
+
+  it("renders where each row's CPU went, the rest being what neither the control plane nor the system used", () => {
+    const cpu = (over: Partial<RowCpu> = {}): RowCpu => ({
+      wallMs: 100_000,
+      cores: 2,
+      busy: 190,
+      apiServer: 40,
+      etcd: 10,
+      schedulerAndControllers: 5,
+      ...over,
+    });
+    const row = (system: 'khrun' | 'v3', round: number, c: RowCpu | undefined) => ({
+      ...rowFigures({ ...base, system, recorded: new Map(), requests: [], processes: [] }),
+      checks: 1000,
+      round,
+      ...(c ? { cpu: c } : {}),
+    });
+    const node = (round: number, c: RowCpu) => ({
+      checks: 1000,
+      round,
+      ended: 1000,
+      podCreateToStartMs: { n: 0, median: 0, min: 0, max: 0, iqr: 0 },
+      loadAverage: { before: [1], after: [2] },
+      cpu: c,
+    });
+    const rows = [
+      row('khrun', 1, cpu({ system: 35 })),
+      row('v3', 1, cpu({ busy: 100, system: 20 })),
+      row('khrun', 2, undefined),
+    ];
+    const text = cpuTable(rows, [node(1, cpu({ busy: 150 }))]).join('\n');
+    expect(text).toContain(
+      '| 1000 | khrun (tick and runners) | 100.0 s | 190.0 core-s (95% of 2 cores) | 40.0 core-s (21%) | 10.0 core-s (5%) | 5.0 core-s (3%) | 35.0 core-s (18%) | 100.0 core-s (53%) |',
+    );
+    expect(text).toContain(
+      '| 1000 | Kuberhealthy v3.0.0 (controller) | 100.0 s | 100.0 core-s (50% of 2 cores) | 40.0 core-s (40%) | 10.0 core-s (10%) | 5.0 core-s (5%) | 20.0 core-s (20%) | 25.0 core-s (25%) |',
+    );
+    // The node alone has no system of its own; a row without figures (older results) is left out.
+    expect(text).toContain(
+      '| 1000 | the node alone | 100.0 s | 150.0 core-s (75% of 2 cores) | 40.0 core-s (27%) | 10.0 core-s (7%) | 5.0 core-s (3%) | – | 95.0 core-s (63%) |',
+    );
+    expect(text.match(/^\| 1000 /gm)).toHaveLength(3);
+    expect(text).toContain(
+      "- 1000 checks: khrun's row used 40.0 core-s more than the node alone's, v3's 50.0 core-s less; khrun's row's busy CPU ÷ v3's: 1.90.",
+    );
+    expect(restOf(cpu({ busy: 50, system: 10 }))).toBe(0);
+    expect(cpuTable([row('khrun', 1, undefined)], [])).toEqual([]);
+    // user nice system idle iowait irq softirq steal guest guest_nice, in 1/100 s: idle and iowait are not busy.
+    const stat =
+      'cpu  100 20 30 5000 400 6 7 8 0 0\ncpu0 50 10 15 2500 200 3 3 4 0 0\ncpu1 50 10 15 2500 200 3 4 4 0 0\nintr 1';
+    expect(busyOfProcStat(stat)).toEqual({ ms: 1710, cores: 2 });
+    // The markdown of the section carries the table.
+    expect(fleetBesideV3Markdown({ fleetBesideV3: { how: 'how', notes: [], rows } }).join('\n')).toContain(
+      "#### Where the machine's CPU went in each row",
+    );
   });
 
   it('makes no request figure from an audit log with fewer checker pod creates than outcomes', () => {
