@@ -74,7 +74,6 @@ export function sharedReads(opts: SharedReadsOptions): SharedReads {
   const listeners =
     [...opts.checksPerNamespace.values()].reduce((a, b) => a + b, 0) + 2 * opts.checksPerNamespace.size;
   setMaxListeners(Math.max(getMaxListeners(opts.signal), listeners + 10), opts.signal);
-  const feeds = new Map<string, PodFeed>();
   const states = namespaceLists<KhState>(opts, KHSTATE_PLURAL);
   const checks = namespaceLists<KhCheck>(opts, KHCHECK_PLURAL);
   /** The first read of ns/name from its namespace's list while that is fresh; undefined: read it yourself. */
@@ -93,22 +92,15 @@ export function sharedReads(opts: SharedReadsOptions): SharedReads {
       const check = await take(checks, namespace, name);
       return check === undefined ? undefined : { check };
     },
-    pods(namespace) {
-      const count = opts.checksPerNamespace.get(namespace);
-      if (count === undefined) return undefined;
-      let feed = feeds.get(namespace);
-      if (!feed) {
-        feed = podFeed({
-          namespace,
-          transport: opts.transport as unknown as ListWatchTransport<V1Pod>,
-          limit: podListLimit(count),
-          signal: opts.signal,
-          onNotice: opts.onNotice,
-        });
-        feeds.set(namespace, feed);
-      }
-      return feed;
-    },
+    pods: oncePerNamespace(opts.checksPerNamespace, (namespace, count) =>
+      podFeed({
+        namespace,
+        transport: opts.transport as unknown as ListWatchTransport<V1Pod>,
+        limit: podListLimit(count),
+        signal: opts.signal,
+        onNotice: opts.onNotice,
+      }),
+    ),
   };
 }
 
@@ -122,7 +114,6 @@ function namespaceLists<T extends KubernetesObject>(
   opts: SharedReadsOptions,
   plural: string,
 ): NamespaceLists<T> {
-  const lists = new Map<string, Promise<NamespaceList<T> | undefined>>();
   const list = async (namespace: string, count: number): Promise<NamespaceList<T> | undefined> => {
     const path = `/apis/${KH_GROUP}/${KH_VERSION}/namespaces/${namespace}/${plural}`;
     const limit = stateListLimit(count);
@@ -148,16 +139,20 @@ function namespaceLists<T extends KubernetesObject>(
       return undefined;
     }
   };
-  return {
-    of(namespace) {
-      const count = opts.checksPerNamespace.get(namespace);
-      if (count === undefined) return Promise.resolve(undefined);
-      let pending = lists.get(namespace);
-      if (!pending) {
-        pending = list(namespace, count);
-        lists.set(namespace, pending);
-      }
-      return pending;
-    },
+  const of = oncePerNamespace(opts.checksPerNamespace, list);
+  return { of: (namespace) => of(namespace) ?? Promise.resolve(undefined) };
+}
+
+/** make(namespace, its check count) once for each namespace of the batch; undefined for any other. */
+function oncePerNamespace<T>(
+  checksPerNamespace: ReadonlyMap<string, number>,
+  make: (namespace: string, count: number) => T,
+): (namespace: string) => T | undefined {
+  const made = new Map<string, T>();
+  return (namespace) => {
+    const count = checksPerNamespace.get(namespace);
+    if (count === undefined) return undefined;
+    if (!made.has(namespace)) made.set(namespace, make(namespace, count));
+    return made.get(namespace);
   };
 }
