@@ -10,6 +10,8 @@ interface CpuRow {
   round?: number;
   who: string;
   cpu: RowCpu;
+  /** Whether the row ran to its end (every check recorded, every pod ended); else its window was cut short. */
+  complete: boolean;
 }
 
 const WHO = { khrun: 'khrun (tick and runners)', v3: 'Kuberhealthy v3.0.0 (controller)' } as const;
@@ -28,7 +30,7 @@ function line(r: CpuRow, rounds: boolean): string {
   const cells = [
     `${r.checks}${rounds ? ` (round ${r.round ?? 1})` : ''}`,
     r.who,
-    fmtMs(c.wallMs),
+    `${fmtMs(c.wallMs)}${r.complete ? '' : ' (cut short)'}`,
     `${coreS(c.busy)} (${Math.round(100 * saturation)}% of ${c.cores} cores)`,
     `${coreS(c.apiServer)}${share(c.apiServer, c.busy)}`,
     `${coreS(c.etcd)}${share(c.etcd, c.busy)}`,
@@ -40,13 +42,14 @@ function line(r: CpuRow, rounds: boolean): string {
 }
 
 /**
- * For each size and round with all three rows: each system's CPU over the node alone's, and khrun's row's
+ * For each size and round with all three rows run to their end: each system's CPU over the node alone's, and khrun's row's
  * busy CPU over v3's (on a machine busy all through every row, the time of a row follows its CPU).
  */
 function overNode(all: readonly CpuRow[]): string[] {
   const keys = [...new Set(all.map((r) => `${r.checks}/${r.round ?? 1}`))];
   return keys.flatMap((key) => {
-    const of = (who: string) => all.find((r) => `${r.checks}/${r.round ?? 1}` === key && r.who === who)?.cpu;
+    const of = (who: string) =>
+      all.find((r) => `${r.checks}/${r.round ?? 1}` === key && r.who === who && r.complete)?.cpu;
     const k = of(WHO.khrun);
     const v = of(WHO.v3);
     const node = of(NODE);
@@ -63,10 +66,22 @@ function overNode(all: readonly CpuRow[]): string[] {
 export function cpuTable(rows: readonly FleetRow[], node: readonly NodeRow[]): string[] {
   const all: CpuRow[] = [
     ...rows.flatMap((r) =>
-      r.cpu ? [{ checks: r.checks, round: r.round, who: WHO[r.system], cpu: r.cpu }] : [],
+      r.cpu
+        ? [
+            {
+              checks: r.checks,
+              round: r.round,
+              who: WHO[r.system],
+              cpu: r.cpu,
+              complete: r.allRecordedMs !== undefined,
+            },
+          ]
+        : [],
     ),
     ...node.flatMap((x) =>
-      x.cpu ? [{ checks: x.checks, round: x.round, who: 'the node alone', cpu: x.cpu }] : [],
+      x.cpu
+        ? [{ checks: x.checks, round: x.round, who: NODE, cpu: x.cpu, complete: x.allEndedMs !== undefined }]
+        : [],
     ),
   ].sort((a, b) => a.checks - b.checks || (a.round ?? 1) - (b.round ?? 1));
   if (!all.length) return [];

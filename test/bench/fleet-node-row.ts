@@ -88,12 +88,23 @@ export async function nodeRow(ctx: RowContext, n: number, timeoutMs: number): Pr
   await Promise.all(creates);
   const allEnded = await done.then(
     () => true,
-    () => false,
+    (error: unknown) => {
+      ctx.log(
+        `    node alone: the wait ended early: ${error instanceof Error ? error.message.slice(0, 300) : String(error)}`,
+      );
+      return false;
+    },
   );
   const endMs = Date.now();
   const cpu = await meter.stop();
   abort.abort();
-  const started = new Map(ctx.processes().map((p) => [p.pod, p.startedAtMs]));
+  // The pods of every round share their names: only processes started in this row are this row's.
+  const started = new Map(
+    ctx
+      .processes()
+      .filter((p) => p.startedAtMs >= t0)
+      .map((p) => [p.pod, p.startedAtMs]),
+  );
   const toStart = [...createdAt].flatMap(([pod, at]) => {
     const s = started.get(pod);
     return s === undefined ? [] : [s - at];

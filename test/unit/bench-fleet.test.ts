@@ -211,11 +211,13 @@ describe("a fleet row's figures", () => {
       ...rowFigures({ ...base, system, recorded: new Map(), requests: [], processes: [] }),
       checks: 1000,
       round,
+      allRecordedMs: 100_000,
       ...(c ? { cpu: c } : {}),
     });
-    const node = (round: number, c: RowCpu) => ({
+    const node = (round: number, c: RowCpu, ended = true) => ({
       checks: 1000,
       round,
+      ...(ended ? { allEndedMs: 100_000 } : {}),
       ended: 1000,
       podCreateToStartMs: { n: 0, median: 0, min: 0, max: 0, iqr: 0 },
       loadAverage: { before: [1], after: [2] },
@@ -243,6 +245,10 @@ describe("a fleet row's figures", () => {
     );
     expect(restOf(cpu({ busy: 50, system: 10 }))).toBe(0);
     expect(cpuTable([row('khrun', 1, undefined)], [])).toEqual([]);
+    // A node row cut short (not every pod ended) is shown as such and compared with nothing.
+    const cut = cpuTable(rows.slice(0, 2), [node(1, cpu({ busy: 30, wallMs: 15_000 }), false)]).join('\n');
+    expect(cut).toContain('| 1000 | the node alone | 15.0 s (cut short) |');
+    expect(cut).not.toContain("khrun's row used");
     // user nice system idle iowait irq softirq steal guest guest_nice, in 1/100 s: idle and iowait are not busy.
     const stat =
       'cpu  100 20 30 5000 400 6 7 8 0 0\ncpu0 50 10 15 2500 200 3 3 4 0 0\ncpu1 50 10 15 2500 200 3 4 4 0 0\nintr 1';
