@@ -223,7 +223,9 @@ describe('refused reports cost the API server nothing', () => {
     serve = await startServe(server.kubeconfigPath);
     const shared = { KH_EXTERNAL_REPORTING_URL: serve.url, KHRUN_REPORT_KEY: key, ...QUIET_LEASE };
     const go = await goCheckerBinary();
-    await createCheck(kc, ns, 'done', { containers: [checkerContainer()] }, { timeout: '20s' });
+    // Its URL is replayed after its deadline below, so the deadline is short; 45 s leaves room for a pod
+    // start at a CI load average of 12 (20 s did not).
+    await createCheck(kc, ns, 'done', { containers: [checkerContainer()] }, { timeout: '45s' });
     await createCheck(
       kc,
       ns,
