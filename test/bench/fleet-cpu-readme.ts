@@ -43,7 +43,9 @@ function line(r: CpuRow, rounds: boolean): string {
 
 /**
  * For each size and round with all three rows run to their end: each system's CPU over the node alone's, and khrun's row's
- * busy CPU over v3's (on a machine busy all through every row, the time of a row follows its CPU).
+ * busy CPU over v3's (on a machine busy all through every row, the time of a row follows its CPU). The node alone's over
+ * v3's is the share of v3's CPU that running the same pods costs the node with no system at all: the floor from which
+ * any system that runs these pods starts.
  */
 function overNode(all: readonly CpuRow[]): string[] {
   const keys = [...new Set(all.map((r) => `${r.checks}/${r.round ?? 1}`))];
@@ -57,7 +59,7 @@ function overNode(all: readonly CpuRow[]): string[] {
     const [checks, round] = key.split('/');
     const rounds = new Set(all.filter((r) => String(r.checks) === checks).map((r) => r.round ?? 1)).size > 1;
     return [
-      `- ${checks} checks${rounds ? ` (round ${round})` : ''}: khrun's row used ${diff(k.busy - node.busy)} than the node alone's, v3's ${diff(v.busy - node.busy)}; khrun's row's busy CPU ÷ v3's: ${(k.busy / v.busy).toFixed(2)}.`,
+      `- ${checks} checks${rounds ? ` (round ${round})` : ''}: khrun's row used ${diff(k.busy - node.busy)} than the node alone's, v3's ${diff(v.busy - node.busy)}; khrun's row's busy CPU ÷ v3's: ${(k.busy / v.busy).toFixed(2)}; the node alone's ÷ v3's: ${(node.busy / v.busy).toFixed(2)}.`,
     ];
   });
 }

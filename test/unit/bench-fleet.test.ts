@@ -241,7 +241,7 @@ describe("a fleet row's figures", () => {
     );
     expect(text.match(/^\| 1000 /gm)).toHaveLength(3);
     expect(text).toContain(
-      "- 1000 checks: khrun's row used 40.0 core-s more than the node alone's, v3's 50.0 core-s less; khrun's row's busy CPU ÷ v3's: 1.90.",
+      "- 1000 checks: khrun's row used 40.0 core-s more than the node alone's, v3's 50.0 core-s less; khrun's row's busy CPU ÷ v3's: 1.90; the node alone's ÷ v3's: 1.50.",
     );
     expect(restOf(cpu({ busy: 50, system: 10 }))).toBe(0);
     expect(cpuTable([row('khrun', 1, undefined)], [])).toEqual([]);
