@@ -1,14 +1,17 @@
 import { spawn } from 'node:child_process';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sourceBuild } from '../bench/source-build.ts';
+import { projectOf } from '../integration/setup/lanes.ts';
 import { COMPAT_OUT_ENV, COMPAT_V2_FILE } from './v2-results.ts';
 import { renderV2Table } from './v2-table.ts';
 import { COMPAT_V3_FILE } from './v3-results.ts';
 import { renderV3Table } from './v3-table.ts';
 
-// `npm run compat`: runs the compatibility tests on the local cluster with KHRUN_COMPAT_OUT_DIR=bench, so
-// each writes what it observed to its results file there; then regenerates each block of
+// `npm run compat`: runs the compatibility tests on the local cluster, each in its lane's vitest project,
+// with KHRUN_COMPAT_OUT_DIR set to a temporary directory, so each writes what it observed to its results
+// file there; then copies each file written to bench/ and regenerates each block of
 // docs/compatibility.md from its file. A results file a run did not write leaves its block as it was (and
 // the exit code says so).
 
@@ -62,28 +65,45 @@ export function replaceBlock(page: string, block: string, body: string): string 
 
 async function main(): Promise<number> {
   const bench = join(root, 'bench');
-  for (const t of TABLES) await rm(join(bench, t.file), { force: true });
-  const code = await runVitest(['--project', 'integration', ...TABLES.flatMap((t) => t.tests)], {
-    ...process.env,
-    [COMPAT_OUT_ENV]: bench,
-  });
-  let missing = 0;
-  for (const t of TABLES) {
-    const text = await readFile(join(bench, t.file), 'utf8').catch(() => undefined);
-    if (text === undefined) {
-      missing++;
-      process.stderr.write(`${t.file} was not written: the block ${t.block} is left as it was\n`);
-      continue;
+  // The tests write into a directory of their own: a run that writes nothing leaves bench/ as it was.
+  const out = await mkdtemp(join(tmpdir(), 'khrun-compat-'));
+  try {
+    // Each file in the project of its lane (lanes.ts): a project excludes the files of the others.
+    const byProject = new Map<string, string[]>();
+    for (const test of TABLES.flatMap((t) => t.tests))
+      byProject.set(projectOf(test), [...(byProject.get(projectOf(test)) ?? []), test]);
+    let code = 0;
+    for (const [project, tests] of byProject) {
+      const exit = await runVitest(['--project', project, ...tests], {
+        ...process.env,
+        [COMPAT_OUT_ENV]: out,
+      });
+      if (exit !== 0) code = exit;
     }
-    // The build the tests ran, stamped into the results file: the block says it, and is rendered from the file.
-    const results = { ...JSON.parse(text), build: await sourceBuild(root) };
-    await writeFile(join(bench, t.file), `${JSON.stringify(results, null, 2)}\n`);
-    const table = t.render(results);
-    const path = join(root, COMPATIBILITY_PAGE);
-    await writeFile(path, replaceBlock(await readFile(path, 'utf8'), t.block, table));
-    process.stdout.write(`\n${table}\nwritten to ${COMPATIBILITY_PAGE} (${t.block}) from bench/${t.file}\n`);
+    let missing = 0;
+    for (const t of TABLES) {
+      const text = await readFile(join(out, t.file), 'utf8').catch(() => undefined);
+      if (text === undefined) {
+        missing++;
+        process.stderr.write(
+          `${t.file} was not written: bench/${t.file} and the block ${t.block} are left as they were\n`,
+        );
+        continue;
+      }
+      // The build the tests ran, stamped into the results file: the block says it, and is rendered from the file.
+      const results = { ...JSON.parse(text), build: await sourceBuild(root) };
+      await writeFile(join(bench, t.file), `${JSON.stringify(results, null, 2)}\n`);
+      const table = t.render(results);
+      const path = join(root, COMPATIBILITY_PAGE);
+      await writeFile(path, replaceBlock(await readFile(path, 'utf8'), t.block, table));
+      process.stdout.write(
+        `\n${table}\nwritten to ${COMPATIBILITY_PAGE} (${t.block}) from bench/${t.file}\n`,
+      );
+    }
+    return code !== 0 || missing > 0 ? 1 : 0;
+  } finally {
+    await rm(out, { recursive: true, force: true });
   }
-  return code !== 0 || missing > 0 ? 1 : 0;
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename))

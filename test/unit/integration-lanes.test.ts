@@ -6,6 +6,7 @@ import {
   type ExclusiveReason,
   PARALLEL_DURATIONS_S,
   parallelStartOrder,
+  projectOf,
   SERIAL_LANES,
 } from '../integration/setup/lanes.ts';
 
@@ -90,5 +91,13 @@ describe('the integration lanes (test/integration/setup/lanes.ts)', () => {
     ]);
     const all = parallelStartOrder(parallel, (f) => f).map((f) => PARALLEL_DURATIONS_S[f] ?? 0);
     expect(all).toEqual([...all].sort((a, b) => b - a));
+  });
+});
+
+describe('projectOf: the vitest project that runs a file (npm run compat runs its files by it)', () => {
+  it('names the serial lane of an EXCLUSIVE file and the parallel lane for any other', () => {
+    expect(projectOf('test/integration/compat/v2-checks.test.ts')).toBe('integration-serial-2');
+    expect(projectOf('test/integration/deploy.test.ts')).toBe('integration-serial-1');
+    expect(projectOf('test/integration/faults/report-secret.test.ts')).toBe('integration');
   });
 });

@@ -88,6 +88,12 @@ export const SERIAL_LANES: Readonly<
   ],
 };
 
+/** The vitest project that runs an integration file: its serial lane's, else the parallel lane's. */
+export function projectOf(file: string): string {
+  for (const [lane, files] of Object.entries(SERIAL_LANES)) if (files.includes(file)) return lane;
+  return 'integration';
+}
+
 /** Every integration file; those not EXCLUSIVE are PARALLEL. */
 export const INTEGRATION_FILES = 'test/integration/**/*.test.ts';
 
